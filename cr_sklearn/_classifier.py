@@ -1,0 +1,297 @@
+"""CRClassifier: a scikit-learn classifier on a polynomial-DREG network."""
+
+import numpy as np
+import torch
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from torch import nn
+
+from ._base import BaseCR
+
+__all__ = ["CRClassifier"]
+
+
+class _BinaryLogitLoss(nn.Module):
+    """Per-sample logistic loss of a single logit."""
+
+    def forward(self, output, target):
+        return nn.functional.binary_cross_entropy_with_logits(
+            output[:, 0], target.to(output.dtype), reduction="none"
+        )
+
+
+class _CrossEntropyLoss(nn.Module):
+    """Per-sample softmax cross-entropy."""
+
+    def forward(self, output, target):
+        return nn.functional.cross_entropy(output, target, reduction="none")
+
+
+class CRClassifier(ClassifierMixin, BaseCR):
+    """Polynomial-DREG network classifier (ChainzRule network).
+
+    A feed-forward network of PolyLayers: a linear map followed by a learnable
+    cubic polynomial per neuron. Training minimises the log-loss plus
+    ``dreg_lambda`` times a DREG penalty on the Jacobians of every layer with
+    respect to the input, carried by a dual-stream forward pass. skorch runs
+    the training loop (early stopping, history, progress display).
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=(64, 64)
+        Width of each activated layer.
+    activation : {"poly", "relu", "gelu", "tanh", "swish"}, default="poly"
+        ``"poly"`` is the learnable polynomial (PolyLayer); the others are
+        fixed activations with closed-form derivatives.
+    degree : int, default=3
+        Degree of the polynomial activation.
+    dreg : {"stream", "local"} or None, default="stream"
+        DREG penalty. ``"stream"``: mean over layers of the squared Frobenius
+        norm of each layer's Jacobian with respect to the (standardised)
+        input, from the forward stream. ``"local"``:
+        ``(1/L) sum_l sum_i phi'(z_i)^2 ||W_i||^2``, no stream needed.
+        ``None``: no penalty, and no stream is computed.
+    dreg_lambda : float, default=10**-2.5
+        Strength of the DREG penalty.
+    n_projections : "auto", "exact" or int, default="auto"
+        How the stream is carried: ``"exact"`` carries the full Jacobian
+        (cost grows with ``n_features``), an int ``k`` carries ``k`` random
+        directions (an unbiased estimate of the squared norm). ``"auto"`` is
+        exact up to 32 features and 4 directions above.
+    max_iter : int, default=200
+        Maximum number of epochs.
+    batch_size : int or "auto", default="auto"
+        Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
+    learning_rate_init : float, default=1e-3
+        Adam(W) learning rate.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified),
+        stop when the validation loss stops improving and restore the best
+        epoch's weights.
+    validation_fraction : float, default=0.1
+        Fraction held out for early stopping.
+    n_iter_no_change : int, default=10
+        Epochs without improvement of more than ``tol`` (relative) before
+        stopping.
+    tol : float, default=1e-4
+        Relative improvement threshold for early stopping.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as in
+        :class:`~sklearn.linear_model.LogisticRegression`.
+    dropout : float, default=0.0
+        Dropout probability after each activated layer.
+    weight_decay : float, default=0.0
+        Decoupled weight decay (AdamW) on the weight matrices.
+    spectral_norm : bool, default=False
+        Spectrally normalise every weight matrix.
+    igpen_lambda : float, default=0.0
+        Strength of the input-gradient penalty computed by double
+        backpropagation (a baseline regulariser for comparisons with DREG).
+    standardize : bool, default=True
+        Standardise features inside the network with the training mean and
+        standard deviation. Jacobians are still reported with respect to the
+        raw ``X``.
+    n_threads : int or None, default=None
+        Torch threads used while fitting (restored afterwards). ``None``
+        leaves torch's setting; use 1 inside parallel cross-validation.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling, validation split, dropout and
+        projections. Fits with the same seed give identical predictions.
+    device : str, default="cpu"
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
+    verbose : int, default=0
+        1 prints a table per epoch (losses, validation score, penalty);
+        2 adds a per-batch progress bar.
+    warm_start : bool, default=False
+        Continue training the fitted network on the next ``fit``.
+    callbacks : list of skorch callbacks or (name, callback) tuples, default=None
+        Extra skorch callbacks.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` has string column names.
+    n_iter_ : int
+        Number of epochs run.
+    loss_curve_ : list of float
+        Training loss (data loss + penalty) per epoch.
+    validation_scores_ : list of float or None
+        Validation accuracy per epoch, with early stopping.
+    best_validation_score_ : float or None
+        Best validation accuracy, with early stopping.
+    gradient_norm_mean_ : float
+        Mean input-gradient norm on the training data.
+    gradient_norm_quantiles_ : ndarray of shape (101,)
+        Percentiles 0..100 of the training input-gradient norms.
+    net_ : skorch.NeuralNet
+        The fitted skorch net (history, callbacks).
+    module_ : torch.nn.Module
+        The fitted network.
+    device_ : str
+        The device used.
+
+    See Also
+    --------
+    sklearn.neural_network.MLPClassifier : A ReLU/tanh network classifier.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = CRClassifier(random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    >>> clf.jacobian(X[:2]).shape
+    (2, 1, 20)
+    """
+
+    def _encode_targets(self, y, *, reset, classes=None):
+        check_classification_targets(y)
+        if reset:
+            labels = unique_labels(y) if classes is None else np.asarray(classes)
+            if len(labels) < 2:
+                raise ValueError(
+                    "CRClassifier needs samples of at least 2 classes in the data, "
+                    f"but the data contains only one class: {labels[0]!r}."
+                )
+            self.classes_ = labels
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if len(unseen):
+            raise ValueError(f"y contains labels not in classes_: {unseen.tolist()}.")
+        return np.searchsorted(self.classes_, y).astype(np.int64)
+
+    def _n_outputs(self):
+        return 1 if len(self.classes_) == 2 else len(self.classes_)
+
+    def _make_criterion(self):
+        return _BinaryLogitLoss() if len(self.classes_) == 2 else _CrossEntropyLoss()
+
+    def _validation_score(self, net, output, y_codes):
+        if output.shape[1] == 1:
+            pred = (output[:, 0] > 0).long()
+        else:
+            pred = output.argmax(dim=1)
+        return (pred.cpu() == y_codes.cpu()).double().mean().item()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the network to ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (numbers or strings).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of the data loss.
+
+        Returns
+        -------
+        self : CRClassifier
+            The fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Run one epoch over ``X`` and ``y`` without early stopping.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        classes : array-like of shape (n_classes,), default=None
+            All classes; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of the data loss.
+
+        Returns
+        -------
+        self : CRClassifier
+            The updated estimator.
+        """
+        if not hasattr(self, "net_") and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        return self._fit(X, y, sample_weight, incremental=True, classes=classes)
+
+    def decision_function(self, X):
+        """Network output (logits).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The logit of ``classes_[1]`` for binary problems, else one logit
+            per class.
+        """
+        out = self._forward(self._check_X(X))
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1; columns follow ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Computed stably from the logits.
+        """
+        out = torch.from_numpy(self._forward(self._check_X(X)))
+        if out.shape[1] == 1:
+            logp = torch.nn.functional.logsigmoid(torch.cat([-out, out], dim=1))
+        else:
+            logp = torch.log_softmax(out, dim=1)
+        return logp.numpy()
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        out = self._forward(self._check_X(X))
+        codes = (out[:, 0] > 0).astype(int) if out.shape[1] == 1 else out.argmax(1)
+        return self.classes_[codes]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags

@@ -1,0 +1,259 @@
+"""skorch machinery behind the CR estimators (private).
+
+The estimators are scikit-learn estimators that *use* a skorch net inside
+``fit``: skorch runs the epochs, callbacks, history and early stopping; this
+module adds the pieces skorch does not have: the DREG loss composition, a
+batch loader that slices tensors instead of collating single rows, a guard
+against non-finite steps, and the seeding/threading context of a fit.
+"""
+
+import copy
+import math
+from contextlib import contextmanager
+
+import torch
+from skorch import NeuralNet
+from skorch.callbacks import Callback, EarlyStopping
+
+from .nn import PENALTIES, input_gradient_penalty
+
+__all__ = []
+
+
+class _TensorDataset(torch.utils.data.Dataset):
+    """Tensors held whole; ``_BatchLoader`` slices them batch by batch."""
+
+    def __init__(self, X, y, sample_weight=None):
+        self.X = {"X": X}
+        if sample_weight is not None:
+            self.X["sample_weight"] = sample_weight
+        self.y = y
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return {k: v[i] for k, v in self.X.items()}, self.y[i]
+
+
+class _BatchLoader:
+    """Yield ``(X_dict, y)`` batches by slicing tensors.
+
+    A torch ``DataLoader`` fetches and collates one row at a time; for small
+    tabular nets that per-row Python work dominates the epoch.
+    """
+
+    def __init__(self, dataset, batch_size=128, shuffle=False, **kwargs):
+        self.dataset = dataset
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+
+    def __len__(self):
+        return math.ceil(len(self.dataset) / self.batch_size)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        X, y = self.dataset.X, self.dataset.y
+        if self.shuffle and n > self.batch_size:
+            order = torch.randperm(n, device=y.device)
+            for start in range(0, n, self.batch_size):
+                idx = order[start : start + self.batch_size]
+                yield {k: v[idx] for k, v in X.items()}, y[idx]
+        else:
+            for start in range(0, n, self.batch_size):
+                sl = slice(start, start + self.batch_size)
+                yield {k: v[sl] for k, v in X.items()}, y[sl]
+
+
+class _CRNet(NeuralNet):
+    """A skorch ``NeuralNet`` whose loss is data loss + DREG (+ IGPen).
+
+    ``get_loss`` is the one place where the loss is composed. When no penalty
+    needs the Jacobian stream, the stream is not computed.
+    """
+
+    def __init__(
+        self,
+        *args,
+        dreg=None,
+        dreg_lambda=0.0,
+        n_projections=None,
+        igpen_lambda=0.0,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.dreg = dreg
+        self.dreg_lambda = dreg_lambda
+        self.n_projections = n_projections
+        self.igpen_lambda = igpen_lambda
+
+    def _penalty(self):
+        if self.dreg is None or self.dreg_lambda == 0:
+            return None
+        return PENALTIES[self.dreg]
+
+    def infer(self, x, **fit_params):
+        X = x["X"] if isinstance(x, dict) else x
+        X = X.to(self.device)
+        if not self.module_.training:
+            return self.module_(X)
+        penalty = self._penalty()
+        if self.igpen_lambda > 0:
+            X = X.detach().requires_grad_(True)
+        stream = None
+        if penalty is not None and penalty.needs == "stream":
+            stream = self.n_projections
+        result = self.module_.forward_stream(X, stream, derivatives=penalty is not None)
+        self._train_cache = (X, result)
+        return result.output
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        per_sample = self.criterion_(y_pred, y_true.to(y_pred.device))
+        weight = X.get("sample_weight") if isinstance(X, dict) else None
+        if weight is not None:
+            per_sample = per_sample * weight.to(per_sample.device)
+        data_loss = per_sample.mean()
+        if not training:
+            return data_loss
+        inputs, result = self._train_cache
+        self._train_cache = None
+        loss = data_loss
+        penalty = self._penalty()
+        if penalty is not None:
+            value = penalty.function(result)
+            self.history.record_batch("penalty", value.item())
+            loss = loss + self.dreg_lambda * value
+        if self.igpen_lambda > 0:
+            value = input_gradient_penalty(per_sample, inputs)
+            self.history.record_batch("igpen", value.item())
+            loss = loss + self.igpen_lambda * value
+        return loss
+
+    def train_step_single(self, batch, **fit_params):
+        self._set_training(True)
+        Xi, yi = batch
+        y_pred = self.infer(Xi, **fit_params)
+        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
+        if torch.isfinite(loss):
+            loss.backward()
+            grads = [p.grad for _, p in self.get_all_learnable_params()]
+            grads = [g for g in grads if g is not None]
+            if (
+                grads
+                and not torch.isfinite(torch.stack([g.sum() for g in grads])).all()
+            ):
+                # A non-finite gradient would poison Adam's moments: skip it.
+                self._zero_grad_optimizer(set_to_none=True)
+                self.history.record_batch("skipped", 1)
+        else:
+            # No backward: every grad stays None and the optimizer skips them.
+            self.history.record_batch("skipped", 1)
+        return {"loss": loss.detach(), "y_pred": y_pred.detach()}
+
+
+class _FiniteGuard(Callback):
+    """Roll back to the last finite state and halve the step on divergence.
+
+    After every epoch the parameters are checked. If any is NaN/inf, the last
+    finite state is restored and every learning rate is halved; after
+    ``max_retries`` consecutive failures training raises ``FloatingPointError``.
+    """
+
+    def __init__(self, max_retries=8):
+        self.max_retries = max_retries
+
+    def _state(self, net):
+        return copy.deepcopy(
+            {
+                "module": net.module_.state_dict(),
+                "criterion": net.criterion_.state_dict(),
+            }
+        )
+
+    def on_train_begin(self, net, **kwargs):
+        self.snapshot_ = self._state(net)
+        self.failures_ = 0
+
+    def on_epoch_end(self, net, **kwargs):
+        finite = all(
+            bool(torch.isfinite(p).all()) for _, p in net.get_all_learnable_params()
+        )
+        if finite:
+            self.snapshot_ = self._state(net)
+            self.failures_ = 0
+            return
+        self.failures_ += 1
+        net.history.record("rolled_back", True)
+        if self.failures_ > self.max_retries:
+            net.module_.load_state_dict(self.snapshot_["module"])
+            net.criterion_.load_state_dict(self.snapshot_["criterion"])
+            raise FloatingPointError(
+                "Training diverged (non-finite parameters) even after "
+                f"{self.max_retries} roll-backs with halved learning rates. "
+                "Standardise the features or lower learning_rate_init."
+            )
+        net.module_.load_state_dict(self.snapshot_["module"])
+        net.criterion_.load_state_dict(self.snapshot_["criterion"])
+        for group in net.optimizer_.param_groups:
+            group["lr"] *= 0.5
+        # Adam's moments may hold non-finite values too: start them afresh.
+        net.optimizer_.state.clear()
+
+
+class _ValidScore(Callback):
+    """Record ``valid_score`` (greater is better) on the net's validation set.
+
+    The validation data is ``net.valid_dataset_`` (set per fit; ``None``
+    skips scoring, e.g. in ``partial_fit``).
+    """
+
+    def __init__(self, score_fn):
+        self.score_fn = score_fn
+
+    def on_epoch_end(self, net, **kwargs):
+        dataset = getattr(net, "valid_dataset_", None)
+        if dataset is None:
+            return
+        X = dataset.X["X"].to(net.device)
+        was_training = net.module_.training
+        net.module_.eval()
+        with torch.no_grad():
+            output = net.module_(X)
+        net.module_.train(was_training)
+        score = self.score_fn(net, output, dataset.y)
+        net.history.record("valid_score", float(score))
+
+
+class _EarlyStopping(EarlyStopping):
+    """skorch's early stopping, idle in epochs without validation data."""
+
+    def on_epoch_end(self, net, **kwargs):
+        if "valid_loss" in net.history[-1]:
+            super().on_epoch_end(net, **kwargs)
+
+    def on_train_end(self, net, **kwargs):
+        if self.load_best and self.best_epoch_ is not None:
+            super().on_train_end(net, **kwargs)
+
+
+@contextmanager
+def _torch_context(seed, n_threads=None, device="cpu"):
+    """Seed torch locally and bound its threads, restoring both afterwards.
+
+    ``fork_rng`` saves and restores the global RNG state, so a fit neither
+    depends on nor changes the caller's random streams.
+    """
+    devices = []
+    if str(device).startswith("cuda"):
+        dev = torch.device(device)
+        devices = [dev.index if dev.index is not None else torch.cuda.current_device()]
+    previous = torch.get_num_threads()
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        if n_threads is not None:
+            torch.set_num_threads(int(n_threads))
+        try:
+            yield
+        finally:
+            if n_threads is not None:
+                torch.set_num_threads(previous)

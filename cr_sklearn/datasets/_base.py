@@ -1,0 +1,673 @@
+"""Loaders for the bundled tables and for text datasets kept in a local folder.
+
+Pima and Wine Quality ship with the package. SST-5 and the Yelp review sample do
+not (their licences forbid or do not allow it); their loaders read a documented
+file layout from a data folder, see :func:`get_data_home`.
+"""
+
+import csv
+import os
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+_ENV_DATA_HOME = "CR_SKLEARN_DATA"
+_DEFAULT_DATA_HOME = Path("~") / "cr_sklearn_data"
+
+_WINE_FEATURES = [
+    "fixed_acidity",
+    "volatile_acidity",
+    "citric_acid",
+    "residual_sugar",
+    "chlorides",
+    "free_sulfur_dioxide",
+    "total_sulfur_dioxide",
+    "density",
+    "pH",
+    "sulphates",
+    "alcohol",
+]
+
+_SST5_SUBSETS = ("train", "dev", "test")
+_SST5_TARGET_NAMES = [
+    "very negative",
+    "negative",
+    "neutral",
+    "positive",
+    "very positive",
+]
+_YELP5_SUBSETS = ("train", "test")
+_YELP5_TARGET_NAMES = ["1 star", "2 stars", "3 stars", "4 stars", "5 stars"]
+_EMBEDDINGS_FILE = "minilm_embeddings.npz"
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def _package_file(folder, name):
+    """Path of a file shipped in ``cr_sklearn/datasets/<folder>/``."""
+    # The package is installed unzipped (zip_safe = False), so the resource is a
+    # real file and its path can be handed out as ``Bunch.filename``.
+    return Path(str(resources.files("cr_sklearn.datasets").joinpath(folder, name)))
+
+
+def _descr(name):
+    return _package_file("descr", name).read_text(encoding="utf-8")
+
+
+def _read_numeric_csv(name):
+    """Read a bundled all-numeric CSV with a header row."""
+    path = _package_file("data", name)
+    with path.open(encoding="utf-8", newline="") as f:
+        header = next(csv.reader(f))
+        values = np.loadtxt(f, delimiter=",", dtype=np.float64, ndmin=2)
+    return header, values, path
+
+
+def _check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}.")
+
+
+def _check_option(name, value, options):
+    if value not in options:
+        allowed = ", ".join(repr(o) for o in options)
+        raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
+
+
+def _import_pandas(caller):
+    # pandas is optional: only ``as_frame=True`` needs it.
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        raise ImportError(
+            f"{caller}(as_frame=True) requires pandas, which is not installed. "
+            "Install it with `pip install pandas`, or use as_frame=False."
+        ) from exc
+    return pd
+
+
+def _to_frame(caller, data, target, feature_names, target_column, int_features=()):
+    """Return ``(frame, X, y)`` the way ``sklearn.datasets`` loaders do."""
+    pd = _import_pandas(caller)
+    frame = pd.DataFrame(data, columns=feature_names)
+    for column in int_features:
+        frame[column] = frame[column].astype(np.int64)
+    frame[target_column] = np.asarray(target, dtype=np.int64)
+    return frame, frame[feature_names], frame[target_column]
+
+
+# --------------------------------------------------------------------------
+# Bundled tables
+# --------------------------------------------------------------------------
+
+
+def load_pima(*, return_X_y=False, as_frame=False):
+    """Load and return the Pima Indians Diabetes dataset (classification).
+
+    =================   ==============
+    Classes                          2
+    Samples per class         500, 268
+    Samples total                  768
+    Dimensionality                   8
+    Features            real, positive
+    =================   ==============
+
+    Zeros in ``glucose``, ``blood_pressure``, ``skin_thickness``, ``insulin``
+    and ``bmi`` stand for missing values, as in the original file; they are
+    kept as 0.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch object.
+
+    as_frame : bool, default=False
+        If True, ``data`` is a pandas DataFrame, ``target`` a pandas Series
+        and ``frame`` a DataFrame holding both. Requires pandas.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object, with the following attributes.
+
+        data : {ndarray, DataFrame} of shape (768, 8)
+            The feature matrix, float64.
+        target : {ndarray, Series} of shape (768,)
+            The class, int64: 1 if the patient tested positive for diabetes,
+            else 0.
+        feature_names : list of str
+            The names of the feature columns.
+        target_names : ndarray of shape (2,)
+            The names of the classes, ``["negative", "positive"]``.
+        frame : DataFrame of shape (768, 9) or None
+            Only present when ``as_frame=True``: ``data`` and ``target``
+            together, the target in the column ``"target"``.
+        DESCR : str
+            The full description of the dataset.
+        filename : str
+            The path to the bundled CSV file.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        Two arrays (or a DataFrame and a Series with ``as_frame=True``): the
+        feature matrix of shape (768, 8) and the target of shape (768,).
+
+    See Also
+    --------
+    load_wine_quality : Load the Wine Quality dataset (ordinal target).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cr_sklearn.datasets import load_pima
+    >>> pima = load_pima()
+    >>> pima.data.shape
+    (768, 8)
+    >>> pima.target_names.tolist()
+    ['negative', 'positive']
+    >>> np.bincount(pima.target).tolist()
+    [500, 268]
+    >>> X, y = load_pima(return_X_y=True)
+    >>> X.dtype, y.dtype
+    (dtype('float64'), dtype('int64'))
+    """
+    _check_bool("return_X_y", return_X_y)
+    _check_bool("as_frame", as_frame)
+
+    header, values, path = _read_numeric_csv("pima.csv")
+    feature_names = header[:-1]
+    data = values[:, :-1]
+    target = values[:, -1].astype(np.int64)
+
+    frame = None
+    if as_frame:
+        frame, data, target = _to_frame(
+            "load_pima", data, target, feature_names, target_column="target"
+        )
+    if return_X_y:
+        return data, target
+    return Bunch(
+        data=data,
+        target=target,
+        frame=frame,
+        target_names=np.array(["negative", "positive"]),
+        DESCR=_descr("pima.rst"),
+        feature_names=feature_names,
+        filename=str(path),
+    )
+
+
+def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
+    """Load and return the Wine Quality dataset (ordinal regression).
+
+    ==============   ==============================
+    Target           quality, an integer from 3 to 9
+    Samples total    1599 (red), 4898 (white), 6497 (both)
+    Dimensionality   11 (red, white), 12 (both)
+    Features         real, positive
+    ==============   ==============================
+
+    The target is the quality score given by wine experts (0 to 10 in
+    principle; only 3 to 9 occur). The files contain exact duplicate rows, as
+    the original does.
+
+    Parameters
+    ----------
+    color : {"red", "white", "both"}, default="red"
+        Which wines to load. ``"both"`` stacks the red wines and then the
+        white wines, and appends a feature ``is_red`` (1 for red, 0 for
+        white) as the last column.
+
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch object.
+
+    as_frame : bool, default=False
+        If True, ``data`` is a pandas DataFrame, ``target`` a pandas Series
+        and ``frame`` a DataFrame holding both. Requires pandas.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object, with the following attributes.
+
+        data : {ndarray, DataFrame} of shape (n_samples, n_features)
+            The feature matrix, float64 (with ``as_frame=True`` the
+            ``is_red`` column is int64).
+        target : {ndarray, Series} of shape (n_samples,)
+            The quality score, int64.
+        feature_names : list of str
+            The names of the feature columns.
+        target_names : ndarray of shape (1,)
+            The name of the target, ``["quality"]``.
+        frame : DataFrame of shape (n_samples, n_features + 1) or None
+            Only present when ``as_frame=True``: ``data`` and ``target``
+            together, the target in the column ``"quality"``.
+        DESCR : str
+            The full description of the dataset.
+        filename : str or list of str
+            The path to the bundled CSV file; both paths (red, then white)
+            when ``color="both"``.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        Two arrays (or a DataFrame and a Series with ``as_frame=True``).
+
+    See Also
+    --------
+    load_pima : Load the Pima Indians Diabetes dataset (binary target).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cr_sklearn.datasets import load_wine_quality
+    >>> wine = load_wine_quality()
+    >>> wine.data.shape
+    (1599, 11)
+    >>> np.unique(wine.target).tolist()
+    [3, 4, 5, 6, 7, 8]
+    >>> X, y = load_wine_quality(color="both", return_X_y=True)
+    >>> X.shape
+    (6497, 12)
+    >>> int(X[:, -1].sum())  # the is_red column counts the red wines
+    1599
+    """
+    _check_option("color", color, ("red", "white", "both"))
+    _check_bool("return_X_y", return_X_y)
+    _check_bool("as_frame", as_frame)
+
+    colors = ("red", "white") if color == "both" else (color,)
+    parts, paths = [], []
+    for c in colors:
+        header, values, path = _read_numeric_csv(f"winequality_{c}.csv")
+        if header != [*_WINE_FEATURES, "quality"]:
+            raise ValueError(f"Unexpected columns in {path}: {header}.")
+        if color == "both":
+            is_red = np.full((values.shape[0], 1), float(c == "red"))
+            values = np.hstack([values[:, :-1], is_red, values[:, -1:]])
+        parts.append(values)
+        paths.append(str(path))
+    values = np.vstack(parts)
+
+    feature_names = list(_WINE_FEATURES)
+    int_features = ()
+    if color == "both":
+        feature_names.append("is_red")
+        int_features = ("is_red",)
+    data = values[:, :-1]
+    target = values[:, -1].astype(np.int64)
+
+    frame = None
+    if as_frame:
+        frame, data, target = _to_frame(
+            "load_wine_quality",
+            data,
+            target,
+            feature_names,
+            target_column="quality",
+            int_features=int_features,
+        )
+    if return_X_y:
+        return data, target
+    return Bunch(
+        data=data,
+        target=target,
+        frame=frame,
+        target_names=np.array(["quality"]),
+        DESCR=_descr("wine_quality.rst"),
+        feature_names=feature_names,
+        filename=paths if color == "both" else paths[0],
+    )
+
+
+# --------------------------------------------------------------------------
+# Text datasets read from the data folder
+# --------------------------------------------------------------------------
+
+
+def get_data_home(data_home=None):
+    """Return the path of the folder that holds the non-bundled datasets.
+
+    The folder is, in order of precedence: ``data_home`` when given, the
+    environment variable ``CR_SKLEARN_DATA`` when set, else
+    ``~/cr_sklearn_data``. A leading ``~`` is expanded. The folder is not
+    created: the loaders only read from it.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The folder to use. If None, use ``CR_SKLEARN_DATA`` or the default.
+
+    Returns
+    -------
+    str
+        The path of the data folder.
+
+    See Also
+    --------
+    load_sst5 : Load SST-5 from ``<data_home>/sst5/``.
+    load_yelp5 : Load the Yelp review sample from ``<data_home>/yelp5/``.
+
+    Examples
+    --------
+    >>> from cr_sklearn.datasets import get_data_home
+    >>> get_data_home("my_data")
+    'my_data'
+    """
+    if data_home is None:
+        data_home = os.environ.get(_ENV_DATA_HOME) or _DEFAULT_DATA_HOME
+    return str(Path(os.fspath(data_home)).expanduser())
+
+
+def _missing_files_error(dataset, folder, path, layout, source):
+    return FileNotFoundError(
+        f"{dataset} data not found: {path} does not exist. cr_sklearn does not "
+        f"ship {dataset} because of its licence, so the files must be placed in "
+        f"{folder} by hand. Expected layout: {layout}. {source} Pass data_home= "
+        f"or set the {_ENV_DATA_HOME} environment variable to read them from "
+        "another folder."
+    )
+
+
+def _read_text_csv(path, text_column, label_column, extra_columns=()):
+    """Read a UTF-8 CSV of texts with the csv module.
+
+    Review texts contain newlines inside quoted fields, which ``csv`` handles
+    only when the file is opened with ``newline=""``.
+    """
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        wanted = [text_column, label_column, *extra_columns]
+        missing = [c for c in wanted if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path} lacks the column(s) {missing}.")
+        columns = {c: [] for c in wanted}
+        for row in reader:
+            for c in wanted:
+                columns[c].append(row[c])
+    columns[label_column] = np.asarray(columns[label_column], dtype=np.int64)
+    return columns
+
+
+def _load_embeddings(dataset, folder, subset, target, layout, source, extra=()):
+    path = folder / _EMBEDDINGS_FILE
+    if not path.is_file():
+        raise _missing_files_error(dataset, folder, path, layout, source)
+    with np.load(path) as npz:
+        X = npz[f"X_{subset}"]
+        y = npz[f"y_{subset}"]
+        extras = [npz[f"{name}_{subset}"] for name in extra]
+    # Row i of the embeddings must be row i of the CSV: check via the labels.
+    if X.shape[0] != target.shape[0] or not np.array_equal(y, target):
+        raise ValueError(
+            f"{path} does not match the {subset} CSV: the embedding rows must "
+            "align with the CSV rows and carry the same labels."
+        )
+    return X, extras
+
+
+def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=False):
+    """Load SST-5, the fine-grained Stanford Sentiment Treebank (sentences).
+
+    ==============   ==================================
+    Classes          5 (ordered: 0 very negative ... 4 very positive)
+    Samples total    8544 (train), 1101 (dev), 2210 (test)
+    Embeddings       384-dimensional, float32 (optional)
+    ==============   ==================================
+
+    SST-5 is not bundled with cr_sklearn (its licence is not stated). The
+    files are read from ``<data_home>/sst5/``:
+
+    - ``train.csv``, ``dev.csv``, ``test.csv``: UTF-8, columns ``text,label``,
+      ``label`` an integer from 0 to 4;
+    - ``minilm_embeddings.npz`` (only for ``embeddings=True``): arrays
+      ``X_<subset>`` of shape (n_samples, 384) and ``y_<subset>``, rows aligned
+      with the CSV rows. They are sentence embeddings from
+      sentence-transformers ``all-MiniLM-L6-v2``, which the ``text`` extra
+      installs.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The data folder; see :func:`get_data_home`.
+
+    subset : {"train", "dev", "test"}, default="train"
+        Which split to load.
+
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch object.
+
+    embeddings : bool, default=False
+        If True, ``data`` is the precomputed embedding matrix; else ``data``
+        is the list of sentences.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object, with the following attributes.
+
+        data : list of str or ndarray of shape (n_samples, 384)
+            The sentences, or their embeddings when ``embeddings=True``.
+        target : ndarray of shape (n_samples,)
+            The sentiment class, int64 from 0 to 4.
+        texts : list of str
+            The sentences, always.
+        target_names : ndarray of shape (5,)
+            The names of the classes, from ``"very negative"`` to
+            ``"very positive"``.
+        DESCR : str
+            The full description of the dataset.
+        filename : str
+            The path to the CSV file read.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        ``data`` and ``target`` as described above.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file needed is not in the data folder; the message says what to
+        put where.
+
+    See Also
+    --------
+    load_yelp5 : Load a Yelp review sample rated 1 to 5 stars.
+    get_data_home : The data folder read by this loader.
+
+    Examples
+    --------
+    >>> from cr_sklearn.datasets import load_sst5
+    >>> sst = load_sst5(subset="dev", embeddings=True)  # doctest: +SKIP
+    >>> sst.data.shape, len(sst.texts)  # doctest: +SKIP
+    ((1101, 384), 1101)
+    """
+    _check_option("subset", subset, _SST5_SUBSETS)
+    _check_bool("return_X_y", return_X_y)
+    _check_bool("embeddings", embeddings)
+
+    folder = Path(get_data_home(data_home)) / "sst5"
+    layout = (
+        "train.csv, dev.csv and test.csv with columns text,label (label 0..4), "
+        f"and for embeddings=True {_EMBEDDINGS_FILE} with arrays X_<subset> "
+        "(n_samples x 384) and y_<subset> aligned with the CSV rows"
+    )
+    source = (
+        "The sentences and their root labels are the standard SST-5 split of "
+        "the Stanford Sentiment Treebank (Socher et al., 2013); the embeddings "
+        "can be computed with sentence-transformers all-MiniLM-L6-v2 "
+        "(pip install 'cr_sklearn[text]')."
+    )
+    csv_path = folder / f"{subset}.csv"
+    if not csv_path.is_file():
+        raise _missing_files_error("SST-5", folder, csv_path, layout, source)
+
+    columns = _read_text_csv(csv_path, "text", "label")
+    texts, target = columns["text"], columns["label"]
+    data = texts
+    if embeddings:
+        data, _ = _load_embeddings("SST-5", folder, subset, target, layout, source)
+
+    if return_X_y:
+        return data, target
+    return Bunch(
+        data=data,
+        target=target,
+        texts=texts,
+        target_names=np.array(_SST5_TARGET_NAMES),
+        DESCR=_descr("sst5.rst"),
+        filename=str(csv_path),
+    )
+
+
+def load_yelp5(
+    data_home=None,
+    *,
+    subset="train",
+    balanced=False,
+    return_X_y=False,
+    embeddings=False,
+):
+    """Load a sample of Yelp reviews rated from 1 to 5 stars.
+
+    ==============   ==================================
+    Classes          5 (ordered: 1 to 5 stars)
+    Samples total    5000 (train), 5000 (test); 2000 each when balanced
+    Embeddings       384-dimensional, float32 (optional)
+    ==============   ==================================
+
+    The reviews come from the Yelp Open Dataset, whose terms restrict
+    redistribution, so they are not bundled with cr_sklearn. The files are
+    read from ``<data_home>/yelp5/``:
+
+    - ``train.csv``, ``test.csv``: UTF-8, quoted fields (reviews contain
+      newlines), columns ``text,stars,business_category,balanced_sample``;
+    - ``minilm_embeddings.npz`` (only for ``embeddings=True``): arrays
+      ``X_<subset>`` of shape (n_samples, 384), ``y_<subset>`` and
+      ``balanced_<subset>``, rows aligned with the CSV rows.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The data folder; see :func:`get_data_home`.
+
+    subset : {"train", "test"}, default="train"
+        Which split to load.
+
+    balanced : bool, default=False
+        If True, keep only the stratified sample flagged by
+        ``balanced_sample`` (400 reviews per star in each split).
+
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch object.
+
+    embeddings : bool, default=False
+        If True, ``data`` is the precomputed embedding matrix; else ``data``
+        is the list of reviews.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object, with the following attributes.
+
+        data : list of str or ndarray of shape (n_samples, 384)
+            The reviews, or their embeddings when ``embeddings=True``.
+        target : ndarray of shape (n_samples,)
+            The number of stars, int64 from 1 to 5.
+        texts : list of str
+            The reviews, always.
+        business_category : list of str
+            The top-level Yelp category of the reviewed business.
+        balanced_sample : ndarray of shape (n_samples,)
+            1 for the reviews in the stratified sample, else 0 (int8).
+        target_names : ndarray of shape (5,)
+            ``target_names[k]`` names the class with ``k + 1`` stars.
+        DESCR : str
+            The full description of the dataset.
+        filename : str
+            The path to the CSV file read.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        ``data`` and ``target`` as described above.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file needed is not in the data folder; the message says what to
+        put where.
+
+    See Also
+    --------
+    load_sst5 : Load SST-5 sentences with 5 sentiment classes.
+    get_data_home : The data folder read by this loader.
+
+    Examples
+    --------
+    >>> from cr_sklearn.datasets import load_yelp5
+    >>> X, y = load_yelp5(balanced=True, return_X_y=True)  # doctest: +SKIP
+    >>> len(X), sorted(set(y.tolist()))  # doctest: +SKIP
+    (2000, [1, 2, 3, 4, 5])
+    """
+    _check_option("subset", subset, _YELP5_SUBSETS)
+    _check_bool("balanced", balanced)
+    _check_bool("return_X_y", return_X_y)
+    _check_bool("embeddings", embeddings)
+
+    folder = Path(get_data_home(data_home)) / "yelp5"
+    layout = (
+        "train.csv and test.csv with columns "
+        "text,stars,business_category,balanced_sample (stars 1..5), and for "
+        f"embeddings=True {_EMBEDDINGS_FILE} with arrays X_<subset> "
+        "(n_samples x 384), y_<subset> and balanced_<subset> aligned with the "
+        "CSV rows"
+    )
+    source = (
+        "The reviews are a sample of the Yelp Open Dataset (as processed by "
+        "Yue et al., 2023), available from Yelp under its dataset terms; the "
+        "embeddings can be computed with sentence-transformers "
+        "all-MiniLM-L6-v2 (pip install 'cr_sklearn[text]')."
+    )
+    csv_path = folder / f"{subset}.csv"
+    if not csv_path.is_file():
+        raise _missing_files_error("Yelp-5", folder, csv_path, layout, source)
+
+    columns = _read_text_csv(
+        csv_path,
+        "text",
+        "stars",
+        extra_columns=("business_category", "balanced_sample"),
+    )
+    texts, target = columns["text"], columns["stars"]
+    category = columns["business_category"]
+    flag = np.asarray(columns["balanced_sample"], dtype=np.int8)
+    data = texts
+    if embeddings:
+        data, (flag_npz,) = _load_embeddings(
+            "Yelp-5", folder, subset, target, layout, source, extra=("balanced",)
+        )
+        if not np.array_equal(flag_npz, flag):
+            raise ValueError(
+                f"{folder / _EMBEDDINGS_FILE} does not match the {subset} CSV: "
+                f"balanced_{subset} differs from the balanced_sample column."
+            )
+
+    if balanced:
+        keep = np.flatnonzero(flag == 1)
+        texts = [texts[i] for i in keep]
+        category = [category[i] for i in keep]
+        target, flag = target[keep], flag[keep]
+        data = data[keep] if embeddings else texts
+
+    if return_X_y:
+        return data, target
+    return Bunch(
+        data=data,
+        target=target,
+        texts=texts,
+        business_category=category,
+        balanced_sample=flag,
+        target_names=np.array(_YELP5_TARGET_NAMES),
+        DESCR=_descr("yelp5.rst"),
+        filename=str(csv_path),
+    )

@@ -1,0 +1,211 @@
+"""Activations with closed-form derivatives.
+
+Every activation exposes ``forward(z)`` and ``derivative(z)`` so that the
+dual-stream forward pass (:mod:`cr_sklearn.nn.network`) can carry Jacobians
+without autograd. Fixed activations live in the :data:`ACTIVATIONS` registry as
+``name -> (function, derivative)``; adding one is a function, its derivative and
+one entry. The learnable polynomial is :class:`PolyActivation`.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = [
+    "ACTIVATIONS",
+    "FixedActivation",
+    "PolyActivation",
+    "make_activation",
+]
+
+_SQRT_2 = math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _relu(z):
+    return torch.relu(z)
+
+
+def _relu_derivative(z):
+    # The kink at 0 gets derivative 0, the subgradient torch's autograd uses.
+    return (z > 0).to(z.dtype)
+
+
+def _tanh(z):
+    return torch.tanh(z)
+
+
+def _tanh_derivative(z):
+    return 1.0 - torch.tanh(z) ** 2
+
+
+def _gelu(z):
+    return 0.5 * z * (1.0 + torch.erf(z / _SQRT_2))
+
+
+def _gelu_derivative(z):
+    # d/dz [z Phi(z)] = Phi(z) + z phi(z), the exact (erf) GELU.
+    cdf = 0.5 * (1.0 + torch.erf(z / _SQRT_2))
+    pdf = _INV_SQRT_2PI * torch.exp(-0.5 * z * z)
+    return cdf + z * pdf
+
+
+def _swish(z):
+    return z * torch.sigmoid(z)
+
+
+def _swish_derivative(z):
+    s = torch.sigmoid(z)
+    return s * (1.0 + z * (1.0 - s))
+
+
+#: Fixed activations: ``name -> (function, closed-form derivative)``.
+ACTIVATIONS = {
+    "gelu": (_gelu, _gelu_derivative),
+    "relu": (_relu, _relu_derivative),
+    "swish": (_swish, _swish_derivative),
+    "tanh": (_tanh, _tanh_derivative),
+}
+
+
+class FixedActivation(nn.Module):
+    """A parameter-free activation from :data:`ACTIVATIONS`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ACTIVATIONS`.
+    """
+
+    def __init__(self, name):
+        super().__init__()
+        if name not in ACTIVATIONS:
+            raise ValueError(
+                f"Unknown activation {name!r}; choose one of "
+                f"{sorted([*ACTIVATIONS, 'poly'])}."
+            )
+        self.name = name
+        self._fn, self._derivative = ACTIVATIONS[name]
+
+    def forward(self, z):
+        """Apply the activation elementwise."""
+        return self._fn(z)
+
+    def derivative(self, z):
+        """Closed-form derivative, elementwise."""
+        return self._derivative(z)
+
+    def forward_and_derivative(self, z):
+        """Return ``(phi(z), phi'(z))``."""
+        return self._fn(z), self._derivative(z)
+
+    def extra_repr(self):
+        return self.name
+
+
+class PolyActivation(nn.Module):
+    r"""Learnable polynomial activation, one polynomial per neuron.
+
+    .. math:: \phi_i(z) = \sum_{k=0}^{K} a_{ik} u^k, \qquad
+              u = b \tanh(z / b)
+
+    Parameters
+    ----------
+    width : int
+        Number of neurons; each has its own coefficients.
+    degree : int, default=3
+        Polynomial degree ``K``.
+    bound : float or None, default=3.0
+        Soft bound ``b`` on the pre-activation. ``None`` uses ``u = z``.
+
+    Attributes
+    ----------
+    coefficients : torch.nn.Parameter of shape (degree + 1, width)
+        ``coefficients[k, i]`` multiplies ``u**k`` for neuron ``i``.
+
+    Notes
+    -----
+    A cubic grows like ``z**3``: stacked layers on unbounded inputs reach
+    astronomically large outputs. Two safeguards keep training finite:
+
+    * the polynomial starts as the identity (``a_1 = 1``, other coefficients
+      0), so the initial network is a well-conditioned near-linear map and
+      higher-order terms are only switched on as training finds them useful;
+    * the pre-activation is soft-bounded, ``u = b tanh(z / b)``: the map is
+      the identity near 0 (slope 1) and saturates at ``|u| < b``, so each
+      layer's output is bounded by its coefficients whatever the input.
+    """
+
+    def __init__(self, width, degree=3, bound=3.0):
+        super().__init__()
+        if degree < 1:
+            raise ValueError(f"degree must be >= 1, got {degree}.")
+        self.degree = int(degree)
+        self.bound = None if bound is None else float(bound)
+        coefficients = torch.zeros(self.degree + 1, width)
+        coefficients[1] = 1.0
+        self.coefficients = nn.Parameter(coefficients)
+
+    def _squash(self, z):
+        if self.bound is None:
+            return z, None
+        t = torch.tanh(z / self.bound)
+        return self.bound * t, 1.0 - t * t
+
+    def forward_and_derivative(self, z):
+        """Return ``(phi(z), phi'(z))`` sharing one Horner evaluation."""
+        u, du = self._squash(z)
+        a = self.coefficients
+        value = a[self.degree]
+        slope = self.degree * a[self.degree]
+        for k in range(self.degree - 1, -1, -1):
+            value = value * u + a[k]
+            if k >= 1:
+                slope = slope * u + k * a[k]
+        if du is not None:
+            slope = slope * du
+        return value, slope
+
+    def forward(self, z):
+        """Apply the polynomial elementwise (per neuron along the last axis)."""
+        u, _ = self._squash(z)
+        a = self.coefficients
+        value = a[self.degree]
+        for k in range(self.degree - 1, -1, -1):
+            value = value * u + a[k]
+        return value
+
+    def derivative(self, z):
+        """Closed-form derivative ``phi'(z)``, elementwise."""
+        return self.forward_and_derivative(z)[1]
+
+    def extra_repr(self):
+        return (
+            f"width={self.coefficients.shape[1]}, degree={self.degree}, "
+            f"bound={self.bound}"
+        )
+
+
+def make_activation(name, width, *, degree=3):
+    """Build the activation module called ``name`` for ``width`` neurons.
+
+    Parameters
+    ----------
+    name : {"poly", "relu", "gelu", "tanh", "swish"}
+        ``"poly"`` is the learnable :class:`PolyActivation`; the others come
+        from :data:`ACTIVATIONS`.
+    width : int
+        Number of neurons.
+    degree : int, default=3
+        Polynomial degree, used by ``"poly"`` only.
+
+    Returns
+    -------
+    torch.nn.Module
+        A module with ``forward``, ``derivative`` and
+        ``forward_and_derivative``.
+    """
+    if name == "poly":
+        return PolyActivation(width, degree=degree)
+    return FixedActivation(name)

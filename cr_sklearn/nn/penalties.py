@@ -1,0 +1,116 @@
+"""DREG penalties as pure functions of a :class:`~cr_sklearn.nn.StreamOutput`.
+
+:data:`PENALTIES` maps a name to a :class:`Penalty`: the function and what it
+needs from the forward pass (``"stream"`` for Jacobians, ``"derivatives"`` for
+``phi'`` only). Adding a penalty is a function and one entry.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "PENALTIES",
+    "Penalty",
+    "input_gradient_penalty",
+    "local_dreg",
+    "stream_dreg",
+]
+
+
+def stream_dreg(result):
+    r"""Mean over layers of the batch-mean squared Frobenius norm of ``J_l``.
+
+    .. math:: \frac{1}{L+1} \sum_{l=1}^{L+1} \frac{1}{B} \sum_b
+              \lVert J_l^{(b)} \rVert_F^2
+
+    The output layer's Jacobian (the input gradient of the logits) is the last
+    of the ``L + 1`` terms. With random directions the value is an unbiased
+    estimate of the exact one.
+
+    Parameters
+    ----------
+    result : StreamOutput
+        From ``forward_stream`` with a Jacobian stream.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar.
+    """
+    if result.jacobians is None:
+        raise ValueError("stream_dreg needs a forward pass with a Jacobian stream.")
+    terms = [j.square().sum(dim=(1, 2)).mean() for j in result.jacobians]
+    return torch.stack(terms).mean()
+
+
+def local_dreg(result):
+    r"""Layer-local DREG, :math:`\frac1L \sum_l \sum_i \phi'(z^l_i)^2 \|W^l_i\|^2`.
+
+    It is the squared Frobenius norm of ``diag(phi'(z_l)) W_l``, the layer's
+    own Jacobian, batch-averaged and averaged over the activated layers. It
+    needs no stream and works with any activation.
+
+    Parameters
+    ----------
+    result : StreamOutput
+        From ``forward_stream`` with ``derivatives=True``.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar.
+    """
+    terms = []
+    for d, weight in zip(result.derivatives, result.weights, strict=True):
+        if d is None:
+            raise ValueError("local_dreg needs a forward pass with derivatives.")
+        row_norms = weight.square().sum(dim=1)  # ||W_i||^2 per neuron
+        terms.append((d.square() * row_norms).sum(dim=1).mean())
+    return torch.stack(terms).mean()
+
+
+def input_gradient_penalty(per_sample_loss, inputs):
+    """Batch-mean squared norm of the loss gradient w.r.t. the inputs (IGPen).
+
+    Computed by double backpropagation: the gradient graph is kept so the
+    penalty itself can be differentiated.
+
+    Parameters
+    ----------
+    per_sample_loss : torch.Tensor of shape (batch,)
+        Data loss of each sample; must depend on ``inputs``.
+    inputs : torch.Tensor of shape (batch, n_features)
+        With ``requires_grad=True``.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar.
+    """
+    (grad,) = torch.autograd.grad(per_sample_loss.sum(), inputs, create_graph=True)
+    return grad.square().sum(dim=1).mean()
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """A registered penalty.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(result) -> scalar tensor``.
+    needs : {"stream", "derivatives"}
+        What the forward pass must compute for it.
+    """
+
+    function: Callable
+    needs: str
+
+
+#: Registered DREG penalties by name.
+PENALTIES = {
+    "local": Penalty(local_dreg, "derivatives"),
+    "stream": Penalty(stream_dreg, "stream"),
+}
