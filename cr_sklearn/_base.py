@@ -59,6 +59,7 @@ class BaseCR(BaseEstimator):
     """
 
     _parameter_constraints = {
+        "architecture": [StrOptions({"mlp", "residual"})],
         "hidden_layer_sizes": [
             "array-like",
             Interval(numbers.Integral, 1, None, closed="left"),
@@ -99,6 +100,7 @@ class BaseCR(BaseEstimator):
         self,
         hidden_layer_sizes=(64, 64),
         *,
+        architecture="mlp",
         activation="poly",
         degree=3,
         dreg="stream",
@@ -125,6 +127,7 @@ class BaseCR(BaseEstimator):
         callbacks=None,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
+        self.architecture = architecture
         self.activation = activation
         self.degree = degree
         self.dreg = dreg
@@ -204,7 +207,19 @@ class BaseCR(BaseEstimator):
         return min(int(self.batch_size), n_samples)
 
     def _make_module(self, n_features):
-        """Build the torch module; subclasses may return another architecture."""
+        """Build the torch module for ``self.architecture``."""
+        if self.architecture == "residual":
+            from .nn.residual import ResidualCRNetwork
+
+            return ResidualCRNetwork(
+                n_features,
+                self._n_outputs(),
+                hidden_layer_sizes=self._hidden_sizes(),
+                activation=self.activation,
+                degree=self.degree,
+                dropout=self.dropout,
+                spectral_norm=self.spectral_norm,
+            )
         return CRNetwork(
             n_features,
             self._n_outputs(),

@@ -40,6 +40,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
     ----------
     hidden_layer_sizes : array-like of int, default=(64, 64)
         Width of each activated layer.
+    architecture : {"mlp", "residual"}, default="mlp"
+        ``"mlp"``: a plain stack of PolyLayers. ``"residual"``: normalised
+        residual blocks (see :mod:`cr_sklearn.growth`), which can be deepened
+        after fitting without changing the function.
     activation : {"poly", "relu", "gelu", "tanh", "swish"}, default="poly"
         ``"poly"`` is the learnable polynomial (PolyLayer); the others are
         fixed activations with closed-form derivatives.
