@@ -2,7 +2,9 @@
 
 import copy
 import numbers
+import threading
 from abc import abstractmethod
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -17,6 +19,7 @@ from sklearn.utils.validation import (
 )
 from skorch.callbacks import PassthroughScoring, ProgressBar
 from skorch.helper import predefined_split
+from skorch.history import History
 
 from ._training import (
     _BatchLoader,
@@ -35,8 +38,55 @@ __all__ = ["BaseCR"]
 # "auto" stream uses random projections (O(k) instead of O(d) passes).
 _EXACT_STREAM_MAX_FEATURES = 32
 _AUTO_PROJECTIONS = 4
-# Rows x (directions or outputs) x width elements per inference chunk.
-_CHUNK_ELEMENTS = 2**22
+# Rows x (directions or outputs) x width elements per inference chunk. Small
+# enough (1 MiB of float64) for the activation's elementwise chain to stay in
+# cache: 4x faster on 100k rows than 2**22, and memory stays bounded.
+_CHUNK_ELEMENTS = 2**17
+# Training runs in float32 (max 3.4e38): larger inputs would overflow while
+# centring, scaling or in the first layer.
+_MAX_ABS_TRAINING_INPUT = 1e30
+# MKL picks its kernels by the threads it finds free, so concurrent calls can
+# differ from serial ones in the last bit: one evaluation at a time keeps
+# threaded predictions bit-identical to serial ones.
+_INFERENCE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _inference_context():
+    # torch applies set_num_threads to a new thread's OpenMP/MKL settings
+    # lazily: a thread that only ran matmuls would keep MKL's default thread
+    # count, and its results could differ from the main thread's in the last
+    # bit. get_num_threads() applies the setting to the calling thread.
+    torch.get_num_threads()
+    with _INFERENCE_LOCK, torch.inference_mode():
+        yield
+
+
+def _check_finite_rows(values, what):
+    """Raise a ValueError naming the rows whose ``values`` are not all finite."""
+    bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"The {what} is not finite for {len(rows)} of {len(values)} samples "
+            f"(rows {rows[:10].tolist()}): their features lie too far outside "
+            "the range the model was trained on."
+        )
+    return values
+
+
+def _check_training_range(X):
+    """Reject features too large for float32 training, naming the columns."""
+    max_abs = np.abs(X).max(axis=0) if X.size else np.zeros(X.shape[1])
+    cols = np.flatnonzero(max_abs > _MAX_ABS_TRAINING_INPUT)
+    if len(cols):
+        raise ValueError(
+            f"X contains values too large to train on: |x| up to "
+            f"{max_abs[cols].max():.3g} in column(s) {cols[:10].tolist()} "
+            f"(limit {_MAX_ABS_TRAINING_INPUT:.0e}; training runs in float32). "
+            "Rescale these features, e.g. with np.log1p or "
+            "sklearn.preprocessing.RobustScaler."
+        )
 
 
 def _silent(*args, **kwargs):
@@ -46,7 +96,14 @@ def _silent(*args, **kwargs):
 def _resolve_device(device):
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
+    message = f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}."
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as exc:
+        raise ValueError(message) from exc
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(message)
+    if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r} was requested but CUDA is not available.")
     return device
 
@@ -77,7 +134,8 @@ class BaseCR(BaseEstimator):
             StrOptions({"auto"}),
             Interval(numbers.Integral, 1, None, closed="left"),
         ],
-        "learning_rate_init": [Interval(numbers.Real, 0, None, closed="neither")],
+        # Above float32's range torch's optimiser fails with an overflow.
+        "learning_rate_init": [Interval(numbers.Real, 0, 1e30, closed="neither")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -275,12 +333,16 @@ class BaseCR(BaseEstimator):
             optimizer=torch.optim.AdamW,
             lr=self.learning_rate_init,
             optimizer__weight_decay=self.weight_decay,
+            # One fused kernel for all parameters: ~4x cheaper per step than
+            # the per-tensor loop, which matters for small tabular nets.
+            optimizer__fused=True,
             # Decay weight matrices only: biases, polynomial coefficients and
             # ordinal cut-points have their own natural scale.
             optimizer__param_groups=[
                 ("*bias", no_decay),
                 ("*coefficients", no_decay),
                 ("*cutpoint*", no_decay),
+                ("*norm.gain", no_decay),
             ],
             max_epochs=self.max_iter,
             batch_size=self._batch_size_,
@@ -294,6 +356,8 @@ class BaseCR(BaseEstimator):
             dreg_lambda=self.dreg_lambda,
             n_projections=self._stream_mode(n_features),
             igpen_lambda=self.igpen_lambda,
+            # skorch formats its epoch table even when silent: drop it then.
+            **({} if self.verbose else {"callbacks__print_log": None}),
         )
         net.initialize()
         return net
@@ -314,12 +378,17 @@ class BaseCR(BaseEstimator):
             y_numeric=False,
             multi_output=False,
         )
+        _check_training_range(X)
         y_codes = self._encode_targets(y, reset=reset, classes=classes)
         weight = self._class_sample_weight(y_codes)
         if sample_weight is not None:
-            weight = weight * _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if weight.sum() <= 0:
+            weight = weight * _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+        if not weight.max() > 0:
             raise ValueError("sample_weight must have a positive sum.")
+        # Dividing by the max first keeps the mean finite for huge weights.
+        weight = weight / weight.max()
         weight = weight / weight.mean()
         uniform = np.all(weight == 1.0)
 
@@ -354,9 +423,10 @@ class BaseCR(BaseEstimator):
                 self._batch_size_ = self._batch_size(len(train_idx))
                 self.net_ = self._build_net(X.shape[1])
                 if self.standardize:
-                    mean = X[train_idx].mean(axis=0)
-                    scale = X[train_idx].std(axis=0)
-                    scale[~np.isfinite(scale) | (scale == 0)] = 1.0
+                    mean = np.mean(X[train_idx], axis=0, dtype=np.float64)
+                    scale = np.std(X[train_idx], axis=0, dtype=np.float64)
+                    # Constant columns, and scales that underflow in float32.
+                    scale[~(scale >= np.finfo(np.float32).tiny)] = 1.0
                     self.net_.module_.set_input_scaling(mean, scale)
             self.net_.train_split = (
                 None if valid_ds is None else predefined_split(valid_ds)
@@ -381,7 +451,9 @@ class BaseCR(BaseEstimator):
         else:
             self.validation_scores_ = None
             self.best_validation_score_ = None
-        norms = self.input_gradient_norms(X)
+        # X is validated already (re-validating the array would warn about
+        # missing feature names after a fit on a DataFrame).
+        norms = self._jacobian(np.asarray(X, dtype=np.float64), reduce="norm")
         self.gradient_norm_mean_ = float(norms.mean())
         self.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))
 
@@ -392,6 +464,50 @@ class BaseCR(BaseEstimator):
         for p in module.parameters():
             p.requires_grad_(False)
         self._inference_module = module
+
+    def _rebuild_net(self):
+        """A fresh net of the fitted architecture, for weights to be loaded."""
+        # Initialisation draws random weights: keep the caller's RNG as it is.
+        with _torch_context(0, None, self.device_):
+            return self._build_net(self.n_features_in_)
+
+    def _set_net(self, net):
+        """Install a loaded net as the fitted one."""
+        net.valid_dataset_ = None
+        self.net_ = net
+        self.module_ = net.module_
+        self._refresh_inference_module()
+
+    # -- pickling --------------------------------------------------------
+    def __getstate__(self):
+        state = super().__getstate__()
+        net = state.get("net_")
+        if net is not None and any(
+            torch.nn.utils.parametrize.is_parametrized(m) for m in net.module_.modules()
+        ):
+            # torch cannot pickle parametrized (spectral-norm) modules, and
+            # deepcopy and joblib pickle: keep the tensors, rebuild on load.
+            derived = ("net_", "module_", "_inference_module")
+            state = {k: v for k, v in state.items() if k not in derived}
+            state["_net_state"] = {
+                "module": net.module_.state_dict(),
+                "criterion": net.criterion_.state_dict(),
+                "optimizer": net.optimizer_.state_dict(),
+                "history": list(net.history),
+            }
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        saved = state.pop("_net_state", None)
+        super().__setstate__(state)
+        if saved is not None:
+            net = self._rebuild_net()
+            net.module_.load_state_dict(saved["module"])
+            net.criterion_.load_state_dict(saved["criterion"])
+            net.optimizer_.load_state_dict(saved["optimizer"])
+            net.history = History(saved["history"])
+            self._set_net(net)
 
     # -- inference -------------------------------------------------------
     def _check_X(self, X):
@@ -410,18 +526,18 @@ class BaseCR(BaseEstimator):
         """Network output for validated ``X`` as float64 numpy, in chunks."""
         module = self._inference_module
         out = np.empty((X.shape[0], self._n_outputs()))
-        with torch.inference_mode():
+        with _inference_context():
             for sl in self._chunks(X.shape[0], self._max_width()):
                 xb = torch.tensor(X[sl], device=self.device_)
                 out[sl] = module(xb).cpu().numpy()
-        return out
+        return _check_finite_rows(out, "network output")
 
     def _jacobian(self, X, reduce=None):
         module = self._inference_module
         n_out, d = self._n_outputs(), self.n_features_in_
         per_row = min(n_out, d) * self._max_width() * 2
         result = None
-        with torch.inference_mode():
+        with _inference_context():
             for sl in self._chunks(X.shape[0], per_row):
                 xb = torch.tensor(X[sl], device=self.device_)
                 jac = module.input_jacobian(xb)
@@ -431,7 +547,7 @@ class BaseCR(BaseEstimator):
                 if result is None:
                     result = np.empty((X.shape[0], *jac.shape[1:]))
                 result[sl] = jac
-        return result
+        return _check_finite_rows(result, "Jacobian")
 
     def jacobian(self, X):
         """Jacobian of :meth:`decision_function` with respect to ``X``.
@@ -484,6 +600,7 @@ class BaseCR(BaseEstimator):
         Returns
         -------
         sensitivity : ndarray of shape (n_samples,)
+            :meth:`input_gradient_norms` divided by ``gradient_norm_mean_``.
         """
         return self.input_gradient_norms(X) / self.gradient_norm_mean_
 

@@ -102,7 +102,12 @@ class CRClassifier(ClassifierMixin, BaseCR):
         Seeds initialisation, shuffling, validation split, dropout and
         projections. Fits with the same seed give identical predictions.
     device : str, default="cpu"
-        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``. On CPU, fits with
+        the same ``random_state`` and torch thread count are bit-identical.
+        On CUDA they are not guaranteed to be (cuBLAS may choose
+        non-deterministic kernels: set ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
+        and ``torch.use_deterministic_algorithms(True)`` to require
+        determinism), and they differ from CPU fits in the last bits.
     verbose : int, default=0
         1 prints a table per epoch (losses, validation score, penalty);
         2 adds a per-batch progress bar.

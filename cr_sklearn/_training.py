@@ -152,48 +152,82 @@ class _CRNet(NeuralNet):
 
 
 class _FiniteGuard(Callback):
-    """Roll back to the last finite state and halve the step on divergence.
+    """Roll back to the last good state and halve the step on divergence.
 
-    After every epoch the parameters are checked. If any is NaN/inf, the last
-    finite state is restored and every learning rate is halved; after
-    ``max_retries`` consecutive failures training raises ``FloatingPointError``.
+    An epoch diverged when a learnable parameter is NaN/inf, when every
+    training batch was skipped (non-finite loss or gradient, see
+    ``_CRNet.train_step_single``) or when the validation loss is not finite.
+    The state saved after the last good epoch is restored (after two failures
+    in a row, the one before it: the last good epoch's final step may itself
+    have produced the diverging state), every learning rate is halved and
+    Adam's moments are cleared. After ``max_retries`` roll-backs in one call to
+    ``fit``, the last good state is restored and ``FloatingPointError`` is
+    raised: a fit never returns non-finite parameters.
     """
 
     def __init__(self, max_retries=8):
         self.max_retries = max_retries
 
+    @staticmethod
+    def _copy(state):
+        # Tensor clones: a deepcopy of the state dict costs as much as an
+        # epoch of a small net.
+        return {
+            k: v.detach().clone() if torch.is_tensor(v) else copy.deepcopy(v)
+            for k, v in state.items()
+        }
+
     def _state(self, net):
-        return copy.deepcopy(
-            {
-                "module": net.module_.state_dict(),
-                "criterion": net.criterion_.state_dict(),
-            }
-        )
+        return {
+            "module": self._copy(net.module_.state_dict()),
+            "criterion": self._copy(net.criterion_.state_dict()),
+        }
+
+    def _restore(self, net, state):
+        net.module_.load_state_dict(state["module"])
+        net.criterion_.load_state_dict(state["criterion"])
 
     def on_train_begin(self, net, **kwargs):
-        self.snapshot_ = self._state(net)
+        state = self._state(net)
+        # [the one before, the latest] good states.
+        self.snapshots_ = [state, state]
         self.failures_ = 0
+        self.consecutive_ = 0
+
+    @staticmethod
+    def _divergence(net):
+        """Why the epoch just run diverged, or ``None``."""
+        if not all(
+            bool(torch.isfinite(p).all()) for _, p in net.get_all_learnable_params()
+        ):
+            return "non-finite parameters"
+        row = net.history[-1]
+        train = [b for b in row["batches"] if "train_loss" in b]
+        if train and all(b.get("skipped") for b in train):
+            return "a non-finite loss or gradient in every batch"
+        valid_loss = row.get("valid_loss")
+        if valid_loss is not None and not math.isfinite(valid_loss):
+            return "a non-finite validation loss"
+        return None
 
     def on_epoch_end(self, net, **kwargs):
-        finite = all(
-            bool(torch.isfinite(p).all()) for _, p in net.get_all_learnable_params()
-        )
-        if finite:
-            self.snapshot_ = self._state(net)
-            self.failures_ = 0
+        reason = self._divergence(net)
+        if reason is None:
+            self.snapshots_ = [self.snapshots_[1], self._state(net)]
+            self.consecutive_ = 0
             return
         self.failures_ += 1
+        self.consecutive_ += 1
         net.history.record("rolled_back", True)
+        if self.consecutive_ > 1:
+            self.snapshots_[1] = self.snapshots_[0]
+        self._restore(net, self.snapshots_[1])
         if self.failures_ > self.max_retries:
-            net.module_.load_state_dict(self.snapshot_["module"])
-            net.criterion_.load_state_dict(self.snapshot_["criterion"])
             raise FloatingPointError(
-                "Training diverged (non-finite parameters) even after "
-                f"{self.max_retries} roll-backs with halved learning rates. "
-                "Standardise the features or lower learning_rate_init."
+                f"Training diverged ({reason}) even after {self.max_retries} "
+                "roll-backs with halved learning rates. Standardise the "
+                "features or lower learning_rate_init."
             )
-        net.module_.load_state_dict(self.snapshot_["module"])
-        net.criterion_.load_state_dict(self.snapshot_["criterion"])
         for group in net.optimizer_.param_groups:
             group["lr"] *= 0.5
         # Adam's moments may hold non-finite values too: start them afresh.

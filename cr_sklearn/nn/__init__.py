@@ -2,6 +2,7 @@
 
 from .activations import ACTIVATIONS, FixedActivation, PolyActivation, make_activation
 from .network import CRNetwork, StreamOutput, random_directions
+from .ordinal import ORDINAL_HEADS, CORALLoss, CumulativeLinkLoss, OrdinalHead
 from .penalties import (
     PENALTIES,
     Penalty,
@@ -9,14 +10,20 @@ from .penalties import (
     local_dreg,
     stream_dreg,
 )
+from .residual import ResidualCRNetwork
 
 __all__ = [
     "ACTIVATIONS",
+    "CORALLoss",
     "CRNetwork",
+    "CumulativeLinkLoss",
     "FixedActivation",
+    "ORDINAL_HEADS",
+    "OrdinalHead",
     "PENALTIES",
     "Penalty",
     "PolyActivation",
+    "ResidualCRNetwork",
     "StreamOutput",
     "input_gradient_penalty",
     "local_dreg",

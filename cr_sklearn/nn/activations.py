@@ -89,15 +89,48 @@ class FixedActivation(nn.Module):
         self._fn, self._derivative = ACTIVATIONS[name]
 
     def forward(self, z):
-        """Apply the activation elementwise."""
+        """Apply the activation elementwise.
+
+        Parameters
+        ----------
+        z : torch.Tensor
+            Pre-activations; the last axis runs over neurons.
+
+        Returns
+        -------
+        torch.Tensor
+            ``phi(z)``, of the shape of ``z``.
+        """
         return self._fn(z)
 
     def derivative(self, z):
-        """Closed-form derivative, elementwise."""
+        """Closed-form derivative, elementwise.
+
+        Parameters
+        ----------
+        z : torch.Tensor
+            Pre-activations; the last axis runs over neurons.
+
+        Returns
+        -------
+        torch.Tensor
+            ``phi'(z)``, of the shape of ``z``.
+        """
         return self._derivative(z)
 
     def forward_and_derivative(self, z):
-        """Return ``(phi(z), phi'(z))``."""
+        """Return ``(phi(z), phi'(z))``.
+
+        Parameters
+        ----------
+        z : torch.Tensor
+            Pre-activations; the last axis runs over neurons.
+
+        Returns
+        -------
+        value, slope : torch.Tensor
+            ``phi(z)`` and ``phi'(z)``, each of the shape of ``z``.
+        """
         return self._fn(z), self._derivative(z)
 
     def extra_repr(self):
@@ -154,7 +187,18 @@ class PolyActivation(nn.Module):
         return self.bound * t, 1.0 - t * t
 
     def forward_and_derivative(self, z):
-        """Return ``(phi(z), phi'(z))`` sharing one Horner evaluation."""
+        """Return ``(phi(z), phi'(z))`` sharing one Horner evaluation.
+
+        Parameters
+        ----------
+        z : torch.Tensor
+            Pre-activations; the last axis runs over neurons.
+
+        Returns
+        -------
+        value, slope : torch.Tensor
+            ``phi(z)`` and ``phi'(z)``, each of the shape of ``z``.
+        """
         u, du = self._squash(z)
         a = self.coefficients
         value = a[self.degree]
@@ -165,10 +209,22 @@ class PolyActivation(nn.Module):
                 slope = slope * u + k * a[k]
         if du is not None:
             slope = slope * du
-        return value, slope
+        # A linear polynomial's slope does not depend on z: give it z's shape.
+        return value, slope.expand_as(value)
 
     def forward(self, z):
-        """Apply the polynomial elementwise (per neuron along the last axis)."""
+        """Apply the polynomial elementwise (per neuron along the last axis).
+
+        Parameters
+        ----------
+        z : torch.Tensor
+            Pre-activations; the last axis runs over neurons.
+
+        Returns
+        -------
+        torch.Tensor
+            ``phi(z)``, of the shape of ``z``.
+        """
         u, _ = self._squash(z)
         a = self.coefficients
         value = a[self.degree]
@@ -177,7 +233,18 @@ class PolyActivation(nn.Module):
         return value
 
     def derivative(self, z):
-        """Closed-form derivative ``phi'(z)``, elementwise."""
+        """Closed-form derivative ``phi'(z)``, elementwise.
+
+        Parameters
+        ----------
+        z : torch.Tensor
+            Pre-activations; the last axis runs over neurons.
+
+        Returns
+        -------
+        torch.Tensor
+            ``phi'(z)``, of the shape of ``z``.
+        """
         return self.forward_and_derivative(z)[1]
 
     def extra_repr(self):

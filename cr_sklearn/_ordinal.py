@@ -1,0 +1,523 @@
+"""CROrdinalRegressor: ordinal regression on a polynomial-DREG network."""
+
+import numpy as np
+import torch
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+
+from ._base import BaseCR
+from .nn.ordinal import ORDINAL_HEADS, cumulative_link_log_proba
+
+__all__ = ["CROrdinalRegressor"]
+
+
+def _label_codes(labels, y):
+    """Positions of ``y`` in ``labels`` (any order); ValueError on unknowns."""
+    y = np.asarray(y)
+    unknown = ~np.isin(y, labels)
+    if unknown.any():
+        raise ValueError(
+            f"y contains labels not in classes_: {np.unique(y[unknown]).tolist()}."
+        )
+    sorter = np.argsort(labels, kind="stable")
+    return sorter[np.searchsorted(labels, y, sorter=sorter)].astype(np.int64)
+
+
+def _ordered_labels(y, classes):
+    """The class order: ``classes`` if given, else the sorted unique labels."""
+    if classes is None:
+        try:
+            return np.unique(y)
+        except TypeError as exc:
+            raise TypeError(
+                "The labels of y cannot be sorted (mixed types?); pass their "
+                "order explicitly with the classes parameter."
+            ) from exc
+    labels = np.asarray(classes)
+    if labels.ndim != 1 or len(np.unique(labels)) != len(labels):
+        raise ValueError(
+            f"classes must be a 1-d sequence of distinct labels, got {classes!r}."
+        )
+    return labels
+
+
+class CROrdinalRegressor(ClassifierMixin, BaseCR):
+    """Polynomial-DREG network for ordinal targets (ChainzRule network).
+
+    The network of :class:`CRClassifier` with one output, the latent score
+    ``eta(x)``, and ``K - 1`` learnable ordered cut-points
+    ``theta_0 < ... < theta_{K-2}``:
+    ``P(y <= k | x) = sigmoid(theta_k - eta(x))``. The cumulative
+    probabilities are monotone in ``k`` by construction (the cut-points are a
+    first value plus cumulative softplus gaps), so predictions are rank
+    consistent. DREG penalises the Jacobian of the latent score.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=(64, 64)
+        Width of each activated layer.
+    head : {"cumulative", "coral"}, default="cumulative"
+        Training loss of the ordinal head. ``"cumulative"``: the
+        cumulative-link (proportional-odds) negative log-likelihood.
+        ``"coral"``: the CORAL loss, a sum of ``K - 1`` binary logistic
+        losses for ``y > k``. Both share the latent score and the ordered
+        cut-points, so prediction is the same; see Notes for how the default
+        was chosen.
+    classes : array-like of shape (n_classes,), default=None
+        The labels in increasing order, for labels that do not sort naturally
+        (e.g. ``["low", "mid", "high"]``). ``None``: the sorted unique labels
+        of ``y`` (integers, possibly with gaps, or strings).
+    architecture : {"mlp", "residual"}, default="mlp"
+        ``"mlp"``: a plain stack of PolyLayers. ``"residual"``: normalised
+        residual blocks (see :mod:`cr_sklearn.growth`), which can be deepened
+        after fitting without changing the function.
+    activation : {"poly", "relu", "gelu", "tanh", "swish"}, default="poly"
+        ``"poly"`` is the learnable polynomial (PolyLayer); the others are
+        fixed activations with closed-form derivatives.
+    degree : int, default=3
+        Degree of the polynomial activation.
+    dreg : {"stream", "local"} or None, default="stream"
+        DREG penalty. ``"stream"``: mean over layers of the squared Frobenius
+        norm of each layer's Jacobian with respect to the (standardised)
+        input, from the forward stream. ``"local"``:
+        ``(1/L) sum_l sum_i phi'(z_i)^2 ||W_i||^2``, no stream needed.
+        ``None``: no penalty, and no stream is computed.
+    dreg_lambda : float, default=10**-2.5
+        Strength of the DREG penalty.
+    n_projections : "auto", "exact" or int, default="auto"
+        How the stream is carried: ``"exact"`` carries the full Jacobian
+        (cost grows with ``n_features``), an int ``k`` carries ``k`` random
+        directions (an unbiased estimate of the squared norm). ``"auto"`` is
+        exact up to 32 features and 4 directions above.
+    max_iter : int, default=200
+        Maximum number of epochs.
+    batch_size : int or "auto", default="auto"
+        Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
+    learning_rate_init : float, default=1e-3
+        Adam(W) learning rate.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified),
+        stop when the validation loss stops improving and restore the best
+        epoch's weights.
+    validation_fraction : float, default=0.1
+        Fraction held out for early stopping.
+    n_iter_no_change : int, default=10
+        Epochs without improvement of more than ``tol`` (relative) before
+        stopping.
+    tol : float, default=1e-4
+        Relative improvement threshold for early stopping.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as in
+        :class:`~sklearn.linear_model.LogisticRegression`.
+    dropout : float, default=0.0
+        Dropout probability after each activated layer.
+    weight_decay : float, default=0.0
+        Decoupled weight decay (AdamW) on the weight matrices.
+    spectral_norm : bool, default=False
+        Spectrally normalise every weight matrix.
+    igpen_lambda : float, default=0.0
+        Strength of the input-gradient penalty computed by double
+        backpropagation (a baseline regulariser for comparisons with DREG).
+    standardize : bool, default=True
+        Standardise features inside the network with the training mean and
+        standard deviation. Jacobians are still reported with respect to the
+        raw ``X``.
+    n_threads : int or None, default=None
+        Torch threads used while fitting (restored afterwards). ``None``
+        leaves torch's setting; use 1 inside parallel cross-validation.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling, validation split, dropout and
+        projections. Fits with the same seed give identical predictions.
+    device : str, default="cpu"
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``. On CPU, fits with
+        the same ``random_state`` and torch thread count are bit-identical.
+        On CUDA they are not guaranteed to be (cuBLAS may choose
+        non-deterministic kernels: set ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
+        and ``torch.use_deterministic_algorithms(True)`` to require
+        determinism), and they differ from CPU fits in the last bits.
+    verbose : int, default=0
+        1 prints a table per epoch (losses, validation score, penalty);
+        2 adds a per-batch progress bar.
+    warm_start : bool, default=False
+        Continue training the fitted network on the next ``fit``.
+    callbacks : list of skorch callbacks or (name, callback) tuples, default=None
+        Extra skorch callbacks.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels in increasing order.
+    cutpoints_ : ndarray of shape (n_classes - 1,)
+        The fitted, strictly increasing cut-points on the latent scale.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` has string column names.
+    n_iter_ : int
+        Number of epochs run.
+    loss_curve_ : list of float
+        Training loss (data loss + penalty) per epoch.
+    validation_scores_ : list of float or None
+        Validation score per epoch (negative mean absolute error in ranks, as
+        :meth:`score`), with early stopping.
+    best_validation_score_ : float or None
+        Best validation score, with early stopping.
+    gradient_norm_mean_ : float
+        Mean norm of the latent score's input gradient on the training data.
+    gradient_norm_quantiles_ : ndarray of shape (101,)
+        Percentiles 0..100 of the training input-gradient norms.
+    net_ : skorch.NeuralNet
+        The fitted skorch net; ``net_.criterion_`` holds the cut-points.
+    module_ : torch.nn.Module
+        The fitted network (latent score).
+    device_ : str
+        The device used.
+
+    See Also
+    --------
+    CRClassifier : The same network with a nominal (softmax) head.
+    cr_sklearn.get_ordinal_scorer : Ordinal scorers by name (MAE, QWK, ...).
+
+    Notes
+    -----
+    **A classifier in scikit-learn's eyes.** The estimator type is
+    ``"classifier"`` (:class:`~sklearn.base.ClassifierMixin` first), so
+    :func:`~sklearn.model_selection.cross_validate`,
+    :class:`~sklearn.model_selection.GridSearchCV` and the early-stopping
+    split stratify by class, and string labels work. ``predict`` returns the
+    most probable class (the argmax of :meth:`predict_proba`, as for any
+    classifier); the median class, which minimises the expected absolute
+    error, is the first ``k`` with ``predict_cumulative_proba(X)[:, k] >=
+    0.5``, i.e. the interval of the cut-points that contains the latent score.
+
+    **score.** Deliberately *not* accuracy: :meth:`score` returns the negative
+    mean absolute error between the ranks of the true and predicted labels
+    (positions in ``classes_``), greater is better, like mord's
+    ``LogisticAT``. For contiguous integer labels it equals the negative MAE
+    in label units. Use ``scoring="accuracy"`` or
+    :func:`cr_sklearn.get_ordinal_scorer` for other metrics.
+
+    **decision_function and Jacobians.** :meth:`decision_function` returns the
+    1-d latent score, not per-class scores; :meth:`jacobian` and
+    :meth:`input_gradient_norms` are its derivatives (shape
+    ``(n_samples, 1, n_features)``), so tau and :meth:`input_sensitivity`
+    read the latent scale, which the cut-points do not change.
+
+    **Heads.** CORN (Shi et al., 2023) needs ``K - 1`` outputs and is not
+    implemented. On the benchmarks in ``benchmarks/bench_ordinal.py`` the two
+    heads were within noise of each other; ``"cumulative"`` is the default
+    because it is the likelihood of the model it predicts with.
+
+    References
+    ----------
+    McCullagh, P. (1980). Regression models for ordinal data. JRSS B, 42(2).
+
+    Cao, W., Mirjalili, V. & Raschka, S. (2020). Rank consistent ordinal
+    regression for neural networks with application to age estimation.
+    Pattern Recognition Letters, 140.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cr_sklearn import CROrdinalRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(300, 4))
+    >>> y = np.digitize(X[:, 0] + 0.5 * X[:, 1], [-1.0, 0.0, 1.0])
+    >>> reg = CROrdinalRegressor(hidden_layer_sizes=(16,), random_state=0)
+    >>> reg = reg.fit(X, np.array(["low", "mid", "high", "top"])[y])
+    >>> reg.classes_
+    array(['high', 'low', 'mid', 'top'], dtype='<U4')
+    >>> reg = reg.set_params(classes=["low", "mid", "high", "top"]).fit(
+    ...     X, np.array(["low", "mid", "high", "top"])[y])
+    >>> reg.classes_
+    array(['low', 'mid', 'high', 'top'], dtype='<U4')
+    >>> bool(np.all(np.diff(reg.predict_cumulative_proba(X[:5]), axis=1) >= 0))
+    True
+    >>> reg.jacobian(X[:2]).shape
+    (2, 1, 4)
+    """
+
+    _parameter_constraints = {
+        **BaseCR._parameter_constraints,
+        "head": [StrOptions(set(ORDINAL_HEADS))],
+        "classes": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(64, 64),
+        *,
+        head="cumulative",
+        classes=None,
+        architecture="mlp",
+        activation="poly",
+        degree=3,
+        dreg="stream",
+        dreg_lambda=10**-2.5,
+        n_projections="auto",
+        max_iter=200,
+        batch_size="auto",
+        learning_rate_init=1e-3,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        class_weight=None,
+        dropout=0.0,
+        weight_decay=0.0,
+        spectral_norm=False,
+        igpen_lambda=0.0,
+        standardize=True,
+        n_threads=None,
+        random_state=None,
+        device="cpu",
+        verbose=0,
+        warm_start=False,
+        callbacks=None,
+    ):
+        super().__init__(
+            hidden_layer_sizes,
+            architecture=architecture,
+            activation=activation,
+            degree=degree,
+            dreg=dreg,
+            dreg_lambda=dreg_lambda,
+            n_projections=n_projections,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            learning_rate_init=learning_rate_init,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            class_weight=class_weight,
+            dropout=dropout,
+            weight_decay=weight_decay,
+            spectral_norm=spectral_norm,
+            igpen_lambda=igpen_lambda,
+            standardize=standardize,
+            n_threads=n_threads,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+            warm_start=warm_start,
+            callbacks=callbacks,
+        )
+        self.head = head
+        self.classes = classes
+
+    # -- BaseCR hooks ------------------------------------------------------
+    def _encode_targets(self, y, *, reset, classes=None):
+        check_classification_targets(y)
+        if reset:
+            if self.classes is not None:
+                labels = _ordered_labels(y, self.classes)
+                if classes is not None and set(np.asarray(classes).tolist()) != set(
+                    labels.tolist()
+                ):
+                    raise ValueError(
+                        "The classes passed to partial_fit differ from the "
+                        "classes parameter."
+                    )
+            else:
+                labels = _ordered_labels(y if classes is None else classes, None)
+            if len(labels) < 2:
+                raise ValueError(
+                    "CROrdinalRegressor needs samples of at least 2 classes in the "
+                    f"data, but the data contains only one class: {labels[0]!r}."
+                )
+            self.classes_ = labels
+        codes = _label_codes(self.classes_, y)
+        if reset:
+            # Start the cut-points at the logits of the (smoothed) cumulative
+            # class frequencies: the untrained model predicts the class prior.
+            counts = np.bincount(codes, minlength=len(self.classes_)) + 0.5
+            cum = np.cumsum(counts)[:-1] / counts.sum()
+            self._init_cutpoints = np.log(cum) - np.log1p(-cum)
+        return codes
+
+    def _n_outputs(self):
+        return 1
+
+    def _make_criterion(self):
+        return ORDINAL_HEADS[self.head](
+            len(self.classes_), init_cutpoints=self._init_cutpoints
+        )
+
+    def _validation_score(self, net, output, y_codes):
+        logp = net.criterion_.log_proba(output[:, 0].detach())
+        pred = logp.argmax(dim=1).cpu()
+        return -(pred - y_codes.cpu()).abs().double().mean().item()
+
+    def _finish_fit(self, X):
+        cutpoints = self.net_.criterion_.cutpoints().detach()
+        self.cutpoints_ = cutpoints.cpu().double().numpy()
+        super()._finish_fit(X)
+
+    # -- fitting -----------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the network and the cut-points to ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Ordered labels: numbers (gaps allowed) or strings, ordered by
+            sorting or by the ``classes`` parameter.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of the data loss.
+
+        Returns
+        -------
+        self : CROrdinalRegressor
+            The fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Run one epoch over ``X`` and ``y`` without early stopping.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Ordered labels.
+        classes : array-like of shape (n_classes,), default=None
+            All labels; required on the first call unless the ``classes``
+            parameter is set. They are sorted (the ``classes`` parameter, if
+            set, gives the order instead).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of the data loss.
+
+        Returns
+        -------
+        self : CROrdinalRegressor
+            The updated estimator.
+        """
+        if not hasattr(self, "net_") and classes is None and self.classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit (or set "
+                "the classes parameter)."
+            )
+        return self._fit(X, y, sample_weight, incremental=True, classes=classes)
+
+    # -- prediction ----------------------------------------------------------
+    def decision_function(self, X):
+        """Latent score ``eta(x)``: higher means a higher class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            The latent score; ``P(y <= k) = sigmoid(cutpoints_[k] - score)``.
+        """
+        return self._latent(X)
+
+    def _latent(self, X):
+        # Internal callers use this, so hiding decision_function (as a test
+        # of sklearn's checks does) leaves prediction intact.
+        return self._forward(self._check_X(X))[:, 0]
+
+    def predict_cumulative_proba(self, X):
+        """Cumulative probabilities ``P(y <= classes_[k] | x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        cumulative_proba : ndarray of shape (n_samples, n_classes)
+            Non-decreasing along each row; the last column is 1.
+        """
+        eta = self._latent(X)
+        cum = 1.0 / (1.0 + np.exp(-(self.cutpoints_[None, :] - eta[:, None])))
+        return np.hstack([cum, np.ones((len(eta), 1))])
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Computed stably from the latent score and the cut-points.
+        """
+        eta = torch.from_numpy(self._latent(X))
+        cut = torch.from_numpy(self.cutpoints_)
+        return cumulative_link_log_proba(eta, cut).numpy()
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1; columns follow ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Most probable label.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        codes = self.predict_log_proba(X).argmax(axis=1)
+        return self.classes_[codes]
+
+    def score(self, X, y, sample_weight=None):
+        """Negative mean absolute error in ranks (greater is better).
+
+        The error of a prediction is the distance between the positions of
+        the true and the predicted label in ``classes_``; for contiguous
+        integer labels this is the usual MAE. See the Notes of the class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            ``-MAE``; 0 is perfect.
+        """
+        pred = _label_codes(self.classes_, self.predict(X))
+        true = _label_codes(self.classes_, y)
+        return -float(np.average(np.abs(true - pred), weights=sample_weight))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags

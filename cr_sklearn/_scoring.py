@@ -1,0 +1,533 @@
+"""Scorers: the gradient tail ratio tau, DREGScorer and ordinal metrics.
+
+Everything here duck-types estimators (``input_gradient_norms``,
+``decision_function``, ``predict_proba``, ``classes_``) and imports none of
+them, so the same scorer compares CR networks with any other model family.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "ORDINAL_SCORERS",
+    "DREGScorer",
+    "OrdinalScorer",
+    "get_ordinal_scorer",
+    "gradient_norms",
+    "gradient_tail_ratio",
+    "macro_averaged_mean_absolute_error",
+]
+
+# Rows x features per finite-difference evaluation chunk (bounded memory).
+_FD_CHUNK_ELEMENTS = 2**22
+_LOG_EPS = 1e-12
+
+
+def gradient_tail_ratio(norms, q=99):
+    """Gradient tail ratio tau: the ``q``-th percentile of norms over their mean.
+
+    tau is 1 for a model whose input gradient has the same norm everywhere
+    (e.g. a linear model) and grows when a few samples see much steeper
+    gradients than the typical one.
+
+    Parameters
+    ----------
+    norms : array-like of shape (n_samples,) or sequence of array-like
+        Per-sample input-gradient norms, e.g. from
+        ``estimator.input_gradient_norms(X)`` or :func:`gradient_norms`. A
+        sequence of arrays (one per cross-validation fold) is *pooled*: each
+        array is divided by its own mean (removing the scale of each fold's
+        model) and the results are concatenated before taking the ratio.
+        Pooling matters for small test folds: on ~150 rows the 99th
+        percentile is close to the maximum and tau per fold is noisy.
+    q : float, default=99
+        Percentile in ``[0, 100]``.
+
+    Returns
+    -------
+    tau : float
+        ``percentile(norms, q) / mean(norms)``; ``nan`` if every norm is 0
+        (a locally constant model, e.g. a tree ensemble between its splits).
+
+    Examples
+    --------
+    >>> from cr_sklearn import gradient_tail_ratio
+    >>> gradient_tail_ratio([1.0, 1.0, 1.0, 1.0])
+    1.0
+    >>> round(gradient_tail_ratio([1.0, 1.0, 1.0, 5.0], q=100), 2)
+    2.5
+    >>> gradient_tail_ratio([[1.0, 3.0], [10.0, 30.0]], q=100)
+    1.5
+    """
+    if not isinstance(q, numbers.Real) or not 0 <= q <= 100:
+        raise ValueError(f"q must be a number in [0, 100], got {q!r}.")
+    if _is_sequence_of_arrays(norms):
+        parts = [_check_norms(part) for part in norms]
+        norms = np.concatenate([_scaled_by_mean(part) for part in parts])
+    else:
+        norms = _check_norms(norms)
+    mean = norms.mean()
+    if mean == 0:
+        return float("nan")
+    return float(np.percentile(norms, q) / mean)
+
+
+def _is_sequence_of_arrays(norms):
+    if isinstance(norms, np.ndarray):
+        return norms.dtype == object
+    return (
+        isinstance(norms, list | tuple)
+        and len(norms) > 0
+        and all(np.ndim(part) == 1 for part in norms)
+    )
+
+
+def _check_norms(norms):
+    norms = np.asarray(norms, dtype=np.float64)
+    if norms.ndim != 1 or norms.size == 0:
+        raise ValueError(
+            f"norms must be a non-empty 1-d array, got shape {norms.shape}."
+        )
+    if not np.all(np.isfinite(norms)) or np.any(norms < 0):
+        raise ValueError("norms must be finite and non-negative.")
+    return norms
+
+
+def _scaled_by_mean(norms):
+    mean = norms.mean()
+    return norms / mean if mean > 0 else norms
+
+
+def _cr_step(estimator):
+    """The estimator whose analytic norms apply, and the steps before it."""
+    if isinstance(estimator, Pipeline):
+        last = estimator.steps[-1][1]
+        if hasattr(last, "input_gradient_norms"):
+            return last, estimator[:-1]
+        return None, None
+    if hasattr(estimator, "input_gradient_norms"):
+        return estimator, None
+    return None, None
+
+
+def _response(estimator, response_method):
+    """A function ``X -> (n_samples, n_outputs)`` to differentiate."""
+    if response_method == "auto":
+        if hasattr(estimator, "decision_function"):
+            response_method = "decision_function"
+        elif hasattr(estimator, "predict_proba"):
+            response_method = "log_proba"
+        else:
+            response_method = "predict"
+    if response_method == "log_proba":
+
+        def function(X):
+            proba = np.clip(estimator.predict_proba(X), _LOG_EPS, 1.0)
+            logp = np.log(proba)
+            if logp.shape[1] == 2:
+                return (logp[:, 1] - logp[:, 0])[:, None]
+            return logp - logp.mean(axis=1, keepdims=True)
+
+        return function
+    if response_method == "predict_proba":
+
+        def function(X):
+            proba = estimator.predict_proba(X)
+            return proba[:, 1:] if proba.shape[1] == 2 else proba
+
+        return function
+    method = getattr(estimator, response_method, None)
+    if method is None:
+        raise ValueError(
+            f"{type(estimator).__name__} has no {response_method!r} method to "
+            "differentiate."
+        )
+
+    def function(X):
+        out = np.asarray(method(X), dtype=np.float64)
+        return out.reshape(out.shape[0], -1)
+
+    return function
+
+
+def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
+    """Per-sample norm of the input gradient of a fitted estimator's output.
+
+    - CR estimators (anything with ``input_gradient_norms``): analytic, the
+      Frobenius norm of :meth:`~cr_sklearn.CRClassifier.jacobian` (logits,
+      or the latent score of :class:`~cr_sklearn.CROrdinalRegressor`).
+    - A :class:`~sklearn.pipeline.Pipeline` ending in a CR estimator: ``X``
+      goes through the preceding steps and the analytic gradient is taken
+      with respect to the *last step's input* (the transformed features), not
+      the raw ``X``.
+    - Any other fitted estimator (including other pipelines): central finite
+      differences ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` per feature
+      ``j``, with ``h_j = step * std_j`` (``std_j`` the standard deviation of
+      column ``j`` of ``X``, or 1 for a constant column), evaluated in
+      batches of ``2 * n_features`` perturbed copies.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        The model.
+    X : array-like of shape (n_samples, n_features)
+        Points at which the gradient is taken.
+    response_method : {"auto", "decision_function", "log_proba", \
+            "predict_proba", "predict"}, default="auto"
+        What is differentiated for non-CR estimators. ``"auto"``:
+        ``decision_function`` if the estimator has one, else ``"log_proba"``
+        (the log-odds for two classes, centred log-probabilities otherwise,
+        so that tau is on the logit scale like a CR network's), else
+        ``predict``. ``"predict_proba"`` uses the probability of the positive
+        class for two classes, all columns otherwise. Ignored for CR
+        estimators.
+    step : float, default=1e-3
+        Relative finite-difference step (see above).
+
+    Returns
+    -------
+    norms : ndarray of shape (n_samples,)
+
+    Notes
+    -----
+    Piecewise-constant models (tree ensembles) have zero gradient almost
+    everywhere and jumps elsewhere, so their finite-difference norms depend
+    on ``step``; read their tau as a property of that step.
+    """
+    check_is_fitted(estimator)
+    cr, before = _cr_step(estimator)
+    if cr is not None:
+        Xt = X if before is None else before.transform(X)
+        return np.asarray(cr.input_gradient_norms(Xt), dtype=np.float64)
+    if not isinstance(step, numbers.Real) or step <= 0:
+        raise ValueError(f"step must be a positive number, got {step!r}.")
+    options = {"auto", "decision_function", "log_proba", "predict_proba", "predict"}
+    if response_method not in options:
+        raise ValueError(
+            f"response_method must be one of {sorted(options)}, got "
+            f"{response_method!r}."
+        )
+    return _finite_difference_norms(
+        _response(estimator, response_method), X, float(step)
+    )
+
+
+def _finite_difference_norms(function, X, step):
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+    n, d = X.shape
+    scale = X.std(axis=0)
+    scale[~np.isfinite(scale) | (scale == 0)] = 1.0
+    h = step * scale
+    squared = np.zeros(n)
+    # Perturb a block of features at a time: 2 * n * block rows per call.
+    block = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * n * d))
+    for start in range(0, d, block):
+        feats = np.arange(start, min(d, start + block))
+        k = len(feats)
+        shifts = np.zeros((2 * k, d))
+        shifts[np.arange(k), feats] = h[feats]
+        shifts[k + np.arange(k), feats] = -h[feats]
+        batch = (X[None, :, :] + shifts[:, None, :]).reshape(2 * k * n, d)
+        out = function(batch).reshape(2 * k, n, -1)
+        grad = (out[:k] - out[k:]) / (2 * h[feats])[:, None, None]
+        squared += np.square(grad).sum(axis=(0, 2))
+    return np.sqrt(squared)
+
+
+class DREGScorer:
+    """Scorer of the gradient tail ratio tau, following sklearn's protocol.
+
+    ``scorer(estimator, X, y=None) -> float`` computes per-sample
+    input-gradient norms on ``X`` with :func:`gradient_norms` (analytic for
+    CR estimators and pipelines ending in one, finite differences for any
+    other model) and returns :func:`gradient_tail_ratio`. It works wherever
+    sklearn accepts a scoring callable: ``cross_validate(scoring=...)``,
+    ``GridSearchCV(scoring={...})`` and the study tables.
+
+    Parameters
+    ----------
+    q : float, default=99
+        Percentile of the tail; ``q=99`` is the paper's tau (p99/mean). On
+        small test folds (~150 rows) p99 is close to the maximum: prefer
+        ``q=95``, or pool norms across folds (see Notes).
+    negate : bool, default=False
+        ``False`` returns tau itself, for reporting. ``True`` returns
+        ``-tau`` so that greater is better, for *selecting* models with a
+        low tau (sklearn's ``neg_`` convention), e.g. as a ``refit`` metric.
+    response_method : str, default="auto"
+        What is differentiated for non-CR estimators; see
+        :func:`gradient_norms`.
+    step : float, default=1e-3
+        Relative finite-difference step for non-CR estimators; see
+        :func:`gradient_norms`.
+
+    See Also
+    --------
+    gradient_tail_ratio : tau from norms, with pooling across folds.
+    gradient_norms : The per-sample norms this scorer summarises.
+
+    Notes
+    -----
+    Pooling across folds: ``cross_validate(..., return_estimator=True,
+    return_indices=True)``, then ``gradient_tail_ratio([gradient_norms(est,
+    X[test]) for est, test in ...])`` pools the folds' norms, each scaled by
+    its own mean.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from cr_sklearn import DREGScorer
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> search = GridSearchCV(
+    ...     LogisticRegression(), {"C": [0.1, 1.0]},
+    ...     scoring={"accuracy": "accuracy", "tau": DREGScorer(),
+    ...              "neg_tau": DREGScorer(negate=True)},
+    ...     refit="accuracy", cv=3).fit(X, y)
+    >>> [float(round(t, 6)) for t in search.cv_results_["mean_test_tau"]]
+    [1.0, 1.0]
+    """
+
+    def __init__(self, q=99, *, negate=False, response_method="auto", step=1e-3):
+        self.q = q
+        self.negate = negate
+        self.response_method = response_method
+        self.step = step
+
+    def __call__(self, estimator, X, y=None, **kwargs):
+        """Tau (or ``-tau`` with ``negate=True``) of ``estimator`` on ``X``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            The model to score.
+        X : array-like of shape (n_samples, n_features)
+            Samples at which the gradients are taken.
+        y : array-like, default=None
+            Ignored; accepted for the scorer protocol.
+        **kwargs : dict
+            Ignored (e.g. ``sample_weight``).
+
+        Returns
+        -------
+        score : float
+        """
+        norms = gradient_norms(
+            estimator, X, response_method=self.response_method, step=self.step
+        )
+        tau = gradient_tail_ratio(norms, q=self.q)
+        return -tau if self.negate else tau
+
+    def __repr__(self):
+        sign = ", negate=True" if self.negate else ""
+        return f"DREGScorer(q={self.q}{sign})"
+
+
+# -- ordinal metrics and scorers -------------------------------------------
+def macro_averaged_mean_absolute_error(y_true, y_pred, *, sample_weight=None):
+    """Mean absolute error averaged over the classes present in ``y_true``.
+
+    Each class counts equally, so errors on rare grades are not drowned by
+    the frequent ones (as in imbalanced-learn's metric of the same name).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True values (numbers or ranks).
+    y_pred : array-like of shape (n_samples,)
+        Predicted values.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights within each class.
+
+    Returns
+    -------
+    mae : float
+
+    Examples
+    --------
+    >>> from cr_sklearn import macro_averaged_mean_absolute_error
+    >>> macro_averaged_mean_absolute_error([0, 0, 0, 1], [0, 0, 0, 0])
+    0.5
+    """
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_true.shape != y_pred.shape or y_true.ndim != 1:
+        raise ValueError("y_true and y_pred must be 1-d arrays of the same length.")
+    weight = np.ones_like(y_true)
+    if sample_weight is not None:
+        weight = np.asarray(sample_weight, dtype=np.float64)
+    errors = np.abs(y_true - y_pred)
+    per_class = [
+        np.average(errors[y_true == c], weights=weight[y_true == c])
+        for c in np.unique(y_true)
+    ]
+    return float(np.mean(per_class))
+
+
+def _metric_accuracy(true, pred, sample_weight):
+    return float(np.average(true == pred, weights=sample_weight))
+
+
+def _metric_mae(true, pred, sample_weight):
+    return float(np.average(np.abs(true - pred), weights=sample_weight))
+
+
+def _metric_macro_mae(true, pred, sample_weight):
+    return macro_averaged_mean_absolute_error(true, pred, sample_weight=sample_weight)
+
+
+def _metric_qwk(true, pred, sample_weight):
+    labels = np.union1d(true, pred)
+    if len(labels) < 2:
+        return 1.0
+    return float(
+        cohen_kappa_score(
+            true, pred, labels=labels, weights="quadratic", sample_weight=sample_weight
+        )
+    )
+
+
+def _classes_of(estimator):
+    if isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return getattr(estimator, "classes_", None)
+
+
+class OrdinalScorer:
+    """An ordinal metric as an sklearn scorer, computed on label *ranks*.
+
+    Labels are mapped to their position in the estimator's ``classes_``
+    (the order given by ``CROrdinalRegressor(classes=...)``, or the sorted
+    labels of any classifier), so string labels and integer labels with gaps
+    are scored by their order, not their values. Without ``classes_``, the
+    sorted union of the true and predicted labels is the order.
+
+    Parameters
+    ----------
+    metric : {"accuracy", "mean_absolute_error", \
+            "macro_averaged_mean_absolute_error", "quadratic_weighted_kappa"}
+        The metric.
+    sign : {1, -1}, default=1
+        Multiplies the metric; -1 for errors so that greater is better.
+
+    Examples
+    --------
+    >>> from cr_sklearn import get_ordinal_scorer
+    >>> get_ordinal_scorer("neg_mean_absolute_error")
+    OrdinalScorer('mean_absolute_error', sign=-1)
+    """
+
+    _METRICS = {
+        "accuracy": _metric_accuracy,
+        "mean_absolute_error": _metric_mae,
+        "macro_averaged_mean_absolute_error": _metric_macro_mae,
+        "quadratic_weighted_kappa": _metric_qwk,
+    }
+
+    def __init__(self, metric, sign=1):
+        if metric not in self._METRICS:
+            raise ValueError(
+                f"metric must be one of {sorted(self._METRICS)}, got {metric!r}."
+            )
+        if sign not in (1, -1):
+            raise ValueError(f"sign must be 1 or -1, got {sign!r}.")
+        self.metric = metric
+        self.sign = sign
+
+    def __call__(self, estimator, X, y, sample_weight=None):
+        """Score ``estimator.predict(X)`` against ``y``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            A classifier or ordinal regressor.
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            Greater is better.
+        """
+        y_pred = np.asarray(estimator.predict(X))
+        y = np.asarray(y)
+        classes = _classes_of(estimator)
+        if classes is None:
+            classes = np.union1d(y, y_pred)
+        true, pred = _ranks(classes, y), _ranks(classes, y_pred)
+        value = self._METRICS[self.metric](true, pred, sample_weight)
+        return self.sign * value
+
+    def __repr__(self):
+        return f"OrdinalScorer({self.metric!r}, sign={self.sign})"
+
+
+def _ranks(classes, labels):
+    classes = np.asarray(classes)
+    unknown = ~np.isin(labels, classes)
+    if unknown.any():
+        raise ValueError(
+            f"Labels {np.unique(labels[unknown]).tolist()} are not in the "
+            "estimator's classes_."
+        )
+    sorter = np.argsort(classes, kind="stable")
+    return sorter[np.searchsorted(classes, labels, sorter=sorter)]
+
+
+#: Ordinal scorers by name (greater is better; errors are ``neg_``).
+ORDINAL_SCORERS = {
+    "accuracy": OrdinalScorer("accuracy"),
+    "neg_mean_absolute_error": OrdinalScorer("mean_absolute_error", sign=-1),
+    "neg_macro_averaged_mean_absolute_error": OrdinalScorer(
+        "macro_averaged_mean_absolute_error", sign=-1
+    ),
+    "quadratic_weighted_kappa": OrdinalScorer("quadratic_weighted_kappa"),
+}
+
+
+def get_ordinal_scorer(name):
+    """An ordinal scorer by name.
+
+    Parameters
+    ----------
+    name : str
+        One of ``"accuracy"``, ``"neg_mean_absolute_error"``,
+        ``"neg_macro_averaged_mean_absolute_error"``,
+        ``"quadratic_weighted_kappa"``; also ``"tau"`` and ``"neg_tau"``
+        (:class:`DREGScorer` with ``q=99``).
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y) -> float``, greater is better (except
+        ``"tau"``, which reports tau itself).
+
+    Examples
+    --------
+    >>> from cr_sklearn import get_ordinal_scorer
+    >>> scoring = {name: get_ordinal_scorer(name)
+    ...            for name in ["accuracy", "neg_mean_absolute_error"]}
+    """
+    if name == "tau":
+        return DREGScorer()
+    if name == "neg_tau":
+        return DREGScorer(negate=True)
+    if name not in ORDINAL_SCORERS:
+        raise ValueError(
+            f"Unknown ordinal scorer {name!r}; choose from "
+            f"{sorted([*ORDINAL_SCORERS, 'tau', 'neg_tau'])}."
+        )
+    return ORDINAL_SCORERS[name]

@@ -1,0 +1,364 @@
+"""The ``cr-sklearn`` command: argument parsing only; the work is in the library.
+
+Sub-commands:
+
+- ``cr-sklearn study``: data-fraction study (CV scores on nested training
+  subsamples), CR against the baselines; writes CSV, PNG and Markdown.
+- ``cr-sklearn evaluate``: the same at 100% of the training folds only.
+- ``cr-sklearn factorial``: activations x regularisers x datasets x seeds
+  under clean and messy conditions.
+"""
+
+import argparse
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+MODEL_ALIASES = {
+    "cr": "CR",
+    "logreg": "LogisticRegression",
+    "lr": "LogisticRegression",
+    "svc": "SVC",
+    "svm": "SVC",
+    "rf": "RandomForest",
+    "xgb": "XGBoost",
+    "hgb": "HistGradientBoosting",
+    "mlp": "MLP",
+}
+
+
+def _floats(text):
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected numbers, got {text!r}") from exc
+
+
+def _ints(text):
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected integers, got {text!r}") from exc
+
+
+def _names(text):
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def _add_parallel_options(parser):
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=-1,
+        help="parallel fits (joblib; -1: all cores; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("loky", "dask"),
+        default="loky",
+        help="joblib backend; 'dask' runs the fits on a Dask cluster "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (tcp://host:8786) for --backend dask; "
+        "without it a local cluster of single-threaded worker processes starts",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
+
+
+def _add_study_options(parser, *, evaluate):
+    parser.add_argument(
+        "--dataset",
+        default="pima",
+        help="pima, wine-red, wine-white, breast-cancer, digits, or the path of "
+        "a CSV file (with --target) (default: %(default)s)",
+    )
+    parser.add_argument("--target", help="label column of a CSV dataset")
+    parser.add_argument(
+        "--models",
+        type=_names,
+        help="comma-separated models among CR, LogisticRegression (logreg), SVC, "
+        "RandomForest (rf), XGBoost (xgb; HistGradientBoosting without xgboost), "
+        "MLP (default: all)",
+    )
+    if not evaluate:
+        parser.add_argument(
+            "--fractions",
+            type=_floats,
+            default=[0.05, 0.1, 0.25, 0.5, 1.0],
+            help="comma-separated fractions of each training fold "
+            "(default: 0.05,0.1,0.25,0.5,1.0)",
+        )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="repeats of stratified k-fold CV (default: %(default)s; the default "
+        "Pima study is 750 fits, about 3.7 CPU-minutes: 2-3 minutes on 2 idle cores)",
+    )
+    parser.add_argument(
+        "--folds", type=int, default=5, help="folds per repeat (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--scoring",
+        default="accuracy",
+        help="scikit-learn scorer name (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--test",
+        choices=("wilcoxon", "corrected_t"),
+        default="wilcoxon",
+        help="paired test against CR, Holm-corrected (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--random-state", type=int, default=0, help="seed (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--out",
+        default=None if evaluate else "cr_sklearn_study",
+        help="folder for study.csv, study.png and study.md"
+        + ("" if evaluate else " (default: %(default)s)"),
+    )
+    _add_parallel_options(parser)
+
+
+def build_parser():
+    """The argument parser of ``cr-sklearn``."""
+    parser = argparse.ArgumentParser(
+        prog="cr-sklearn",
+        description="Studies of polynomial-DREG (CR) networks against baselines.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    study = sub.add_parser(
+        "study",
+        help="data-fraction study: CV accuracy on nested training subsamples",
+        description="Repeated stratified CV; each training fold is subsampled "
+        "(stratified, nested) to each fraction and every model fits the same "
+        "subsample. Prints mean +- std with Holm-corrected p-values against CR "
+        "and writes CSV, PNG and Markdown into --out.",
+    )
+    _add_study_options(study, evaluate=False)
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="CV accuracy and fit time at 100%% of the training folds "
+        "(a short form of 'study --fractions 1')",
+    )
+    _add_study_options(evaluate, evaluate=True)
+
+    fact = sub.add_parser(
+        "factorial",
+        help="activations x regularisers x datasets x seeds, clean and messy",
+        description="Fits CRClassifier for every activation and regulariser on "
+        "each dataset, condition and seed; reports accuracy per cell, mean "
+        "ranks and Wilcoxon tests of DREG against each regulariser.",
+    )
+    fact.add_argument(
+        "--preset",
+        choices=("quick", "paper"),
+        default="quick",
+        help="quick: pima and breast-cancer, poly and relu, all regularisers and "
+        "conditions, 2 seeds (144 fits, a few minutes on 2 cores); paper: pima, "
+        "wine-red, breast-cancer, digits, 5 activations, 5 seeds "
+        "(default: %(default)s)",
+    )
+    fact.add_argument("--datasets", type=_names, help="override the preset's datasets")
+    fact.add_argument("--activations", type=_names, help="override the activations")
+    fact.add_argument(
+        "--regularizers",
+        type=_names,
+        help="override: none, dreg, dropout, weight_decay, spectral_norm, igpen",
+    )
+    fact.add_argument(
+        "--conditions",
+        type=_names,
+        help="override: clean, label_noise_40, snr_-10dB",
+    )
+    fact.add_argument("--seeds", type=_ints, help="override the seeds, e.g. 0,1,2")
+    fact.add_argument(
+        "--out",
+        default="cr_sklearn_factorial",
+        help="folder for factorial.csv and factorial.md (default: %(default)s)",
+    )
+    _add_parallel_options(fact)
+    return parser
+
+
+@contextlib.contextmanager
+def _backend(name, scheduler):
+    if name == "loky":
+        if scheduler:
+            raise ValueError("--scheduler needs --backend dask.")
+        yield
+        return
+    import joblib
+
+    try:
+        from dask.distributed import Client
+    except ImportError as exc:
+        raise ValueError(
+            "--backend dask needs dask.distributed: pip install 'cr_sklearn[dask]'."
+        ) from exc
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        client = Client(processes=True, threads_per_worker=1)
+    with client, joblib.parallel_config(backend="dask"):
+        print(f"Dask: {client.dashboard_link}", file=sys.stderr)
+        yield
+
+
+def _select_models(requested):
+    from cr_sklearn import CRClassifier
+    from cr_sklearn.study import default_baselines
+
+    available = {"CR": CRClassifier(), **default_baselines()}
+    if not requested:
+        return available
+    lookup = {name.lower(): name for name in available}
+    chosen = {}
+    for name in requested:
+        key = MODEL_ALIASES.get(name.lower(), name).lower()
+        if key == "xgboost" and "xgboost" not in lookup:
+            key = "histgradientboosting"
+        if key not in lookup:
+            raise ValueError(
+                f"Unknown model {name!r}; choose from {', '.join(available)}."
+            )
+        chosen[lookup[key]] = available[lookup[key]]
+    return chosen
+
+
+def _run_study(args, fractions):
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    from cr_sklearn.study import data_fraction_study
+    from cr_sklearn.study._datasets import load_study_dataset
+
+    X, y = load_study_dataset(args.dataset, args.target)
+    if args.repeats < 1 or args.folds < 2:
+        raise ValueError("--repeats must be >= 1 and --folds >= 2.")
+    models = _select_models(args.models)
+    cv = RepeatedStratifiedKFold(
+        n_splits=args.folds, n_repeats=args.repeats, random_state=args.random_state
+    )
+    n_fits = len(models) * len(fractions) * args.folds * args.repeats
+    print(
+        f"{args.dataset}: {X.shape[0]} samples, {X.shape[1]} features; "
+        f"{len(models)} models x {len(fractions)} fractions x {args.repeats}x"
+        f"{args.folds} CV = {n_fits} fits",
+        file=sys.stderr,
+    )
+    start = time.perf_counter()
+    with _backend(args.backend, args.scheduler):
+        result = data_fraction_study(
+            models,
+            X,
+            y,
+            fractions=fractions,
+            cv=cv,
+            scoring=args.scoring,
+            n_jobs=args.n_jobs,
+            random_state=args.random_state,
+            progress=not args.no_progress,
+        )
+    elapsed = time.perf_counter() - start
+    reference = "CR" if "CR" in result.models else result.models[0]
+    table = result.to_markdown(reference, test=args.test)
+    print(table)
+    print(f"\n{n_fits} fits in {elapsed:.0f} s.")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        result.to_csv(out / "study.csv")
+        _save_plot(result, out / "study.png", args.dataset)
+        report = (
+            f"# Data-fraction study: {args.dataset}\n\n"
+            f"RepeatedStratifiedKFold({args.folds} folds x {args.repeats} repeats, "
+            f"random_state={args.random_state}); each training fold subsampled "
+            f"(stratified, nested) to each fraction; {n_fits} fits in "
+            f"{elapsed:.0f} s.\n\n"
+            + result.to_markdown(reference, test=args.test, details=True)
+            + "\n\n![study](study.png)\n"
+        )
+        (out / "study.md").write_text(report, encoding="utf-8")
+        print(f"Wrote {out / 'study.csv'}, {out / 'study.png'}, {out / 'study.md'}.")
+    return 0
+
+
+def _save_plot(result, path, title):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from cr_sklearn.study import StudyDisplay
+
+    display = StudyDisplay.from_result(result).plot()
+    display.ax_.set_title(title)
+    display.figure_.savefig(path, dpi=120, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(display.figure_)
+
+
+def _run_factorial(args):
+    from cr_sklearn.study import factorial_study
+    from cr_sklearn.study._factorial import PRESETS
+
+    preset = dict(PRESETS[args.preset])
+    for key in ("datasets", "activations", "regularizers", "conditions", "seeds"):
+        if getattr(args, key):
+            preset[key] = getattr(args, key)
+    start = time.perf_counter()
+    with _backend(args.backend, args.scheduler):
+        result = factorial_study(
+            list(preset.pop("datasets")),
+            **preset,
+            n_jobs=args.n_jobs,
+            progress=not args.no_progress,
+        )
+    elapsed = time.perf_counter() - start
+    report = result.to_markdown()
+    print(report)
+    print(f"\n{len(result)} fits in {elapsed:.0f} s.")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result.to_csv(out / "factorial.csv")
+    (out / "factorial.md").write_text(
+        f"# Factorial study ({args.preset} preset)\n\n{report}\n", encoding="utf-8"
+    )
+    print(f"Wrote {out / 'factorial.csv'}, {out / 'factorial.md'}.")
+    return 0
+
+
+def main(argv=None):
+    """Run ``cr-sklearn`` with ``argv`` (``sys.argv[1:]`` by default).
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        Command-line arguments.
+
+    Returns
+    -------
+    status : int
+        0 on success.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "factorial":
+            return _run_factorial(args)
+        fractions = [1.0] if args.command == "evaluate" else args.fractions
+        return _run_study(args, fractions)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

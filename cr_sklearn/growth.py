@@ -1,0 +1,774 @@
+r"""Function-preserving growth of residual CR networks.
+
+A fitted estimator with ``architecture="residual"`` (a
+:class:`~cr_sklearn.nn.residual.ResidualCRNetwork`) can be deepened by
+inserting a residual block ``h -> h + U phi(W RMSNorm(h))`` whose projection
+``U`` starts at zero: the expanded network computes exactly the old function
+(it contains the old model, the "jumpboard"), and training continues from
+there with ``warm_start=True``.
+
+At ``U = 0`` the gradient of the loss with respect to the new block is
+
+.. math:: \nabla_U L = \frac1n \sum_i \frac{\partial \ell_i}{\partial h_i}\,
+          \phi(W\,\mathrm{RMSNorm}(h_i))^\top ,
+
+the cross-covariance of the back-propagated loss gradient at the insertion
+point with the block's activations (every other gradient of the block
+vanishes). Its norm is the *first-order signal*: when it is zero, no
+infinitesimal step of the new block lowers the loss and depth does not help
+to first order. :func:`first_order_signal` measures it at every candidate
+position, :func:`expand_depth` inserts blocks, :func:`expand_width` adds
+zero-initialised units to a block, and :class:`DepthGrowth` grows a network
+step by step, keeping a step only if the training loss is no worse than
+before (the substitution rule).
+
+In a residual estimator, ``hidden_layer_sizes`` lists the stem width (the
+width of the residual stream) and then the inner width of each block;
+``(32,)`` is a network without blocks. The expansion functions update it on
+the returned estimator, so ``clone`` of a grown estimator builds a network
+of the same final size.
+"""
+
+import copy
+import numbers
+import time
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import BaseCR
+from .nn.residual import ResidualCRNetwork
+
+__all__ = ["DepthGrowth", "expand_depth", "expand_width", "first_order_signal"]
+
+_SEED_MAX = 2**31 - 1
+
+
+def _residual_network(module):
+    """The ResidualCRNetwork inside ``module`` (itself or a submodule)."""
+    for sub in module.modules():
+        if isinstance(sub, ResidualCRNetwork):
+            return sub
+    return None
+
+
+def _check_residual(estimator):
+    """Validate a fitted residual CR estimator; return its residual network."""
+    if not isinstance(estimator, BaseCR):
+        raise TypeError(
+            "Expected a cr_sklearn estimator (CRClassifier, CROrdinalRegressor), "
+            f"got {type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "net_")
+    network = _residual_network(estimator.net_.module_)
+    if network is None:
+        raise ValueError(
+            "Growth needs a residual network: fit the estimator with "
+            "architecture='residual'."
+        )
+    return network
+
+
+def _block_seed(estimator, network, kind, index, random_state):
+    """Seed of a new block: a function of the estimator's seed and the site,
+    so that the block measured by :func:`first_order_signal` is the block
+    that :func:`expand_depth` inserts."""
+    if random_state is None:
+        base = int(getattr(estimator, "_seed", 0))
+    else:
+        base = int(check_random_state(random_state).randint(_SEED_MAX))
+    site = (network.n_blocks * 1009 + int(index)) * 2 + (kind == "width")
+    return (base + 7919 * site) % _SEED_MAX
+
+
+def _loss_data(estimator, X, y):
+    """Float64 tensors of validated ``X``, target codes and sample weights."""
+    X = estimator._check_X(X)
+    codes = estimator._encode_targets(np.asarray(y), reset=False)
+    weight = estimator._class_sample_weight(codes)
+    device = estimator.device_
+    return (
+        torch.tensor(X, dtype=torch.float64, device=device),
+        torch.as_tensor(codes, device=device),
+        torch.tensor(weight / weight.mean(), dtype=torch.float64, device=device),
+    )
+
+
+def _float64_copies(estimator):
+    module = copy.deepcopy(estimator.net_.module_).double().eval()
+    criterion = copy.deepcopy(estimator.net_.criterion_).double().eval()
+    for p in [*module.parameters(), *criterion.parameters()]:
+        p.requires_grad_(False)
+    return module, criterion
+
+
+def _weighted_loss(module, criterion, data):
+    x, codes, weight = data
+    return (criterion(module(x), codes) * weight).mean()
+
+
+def _data_loss(estimator, X, y):
+    """Weighted mean data loss (no penalty) of a fitted CR estimator.
+
+    Computed in float64 with the estimator's own criterion (log-loss for
+    :class:`~cr_sklearn.CRClassifier`).
+
+    Parameters
+    ----------
+    estimator : fitted CR estimator
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    float
+    """
+    check_is_fitted(estimator, "net_")
+    module, criterion = _float64_copies(estimator)
+    with torch.no_grad():
+        return float(_weighted_loss(module, criterion, _loss_data(estimator, X, y)))
+
+
+def _check_index(name, value, high):
+    if not isinstance(value, numbers.Integral) or not 0 <= value <= high:
+        raise ValueError(f"{name} must be an integer in [0, {high}], got {value!r}.")
+    return int(value)
+
+
+def first_order_signal(
+    estimator, X, y, *, kind="depth", n_units=None, random_state=None
+):
+    """Norm of the loss gradient at a zero-initialised expansion, per site.
+
+    For ``kind="depth"``, a zero-initialised block is inserted (in a float64
+    copy) at each position ``p`` in ``0 .. n_blocks`` in turn (``p`` is
+    "before block ``p``"; ``n_blocks`` is after the last block) and the
+    Euclidean norm of the gradient of the data loss on ``(X, y)`` with
+    respect to the new block's parameters is returned. With the block's
+    projection at zero, only the projection's gradient is non-zero: the
+    cross-covariance of the loss gradient at the insertion point with the
+    block's activations.
+
+    For ``kind="width"``, each block ``b`` in turn gets ``n_units`` extra
+    units with zero outgoing weights, and the norm of the gradient with
+    respect to those outgoing weights is returned.
+
+    Parameters
+    ----------
+    estimator : fitted CR estimator with ``architecture="residual"``
+        It is not modified.
+    X : array-like of shape (n_samples, n_features)
+        Training data.
+    y : array-like of shape (n_samples,)
+        Targets.
+    kind : {"depth", "width"}, default="depth"
+        Expansion to measure.
+    n_units : int, optional
+        Units added per block for ``kind="width"``; the stream width by
+        default.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the new block's inner layer. ``None`` derives the seed from the
+        estimator's own, as :func:`expand_depth` does, so the measured block
+        is the one that would be inserted.
+
+    Returns
+    -------
+    signal : ndarray of shape (n_blocks + 1,) for depth, (n_blocks,) for width
+        ``signal[p]`` for position (or block) ``p``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier
+    >>> from cr_sklearn.growth import first_order_signal
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = CRClassifier((16, 16), architecture="residual", max_iter=20,
+    ...                    random_state=0).fit(X, y)
+    >>> first_order_signal(clf, X, y).shape
+    (2,)
+    """
+    if kind not in ("depth", "width"):
+        raise ValueError(f"kind must be 'depth' or 'width', got {kind!r}.")
+    network = _check_residual(estimator)
+    data = _loss_data(estimator, X, y)
+    n_sites = network.n_blocks + 1 if kind == "depth" else network.n_blocks
+    signal = np.zeros(n_sites)
+    for site in range(n_sites):
+        module, criterion = _float64_copies(estimator)
+        net = _residual_network(module)
+        seed = _block_seed(estimator, network, kind, site, random_state)
+        if kind == "depth":
+            block = net.make_block(seed=seed)
+            net.insert_blocks(site, [block])
+            params = list(block.parameters())
+        else:
+            old = net.blocks[site].inner_width
+            net.widen_block(site, n_units or net.width, seed=seed)
+            params = [net.blocks[site].proj.weight]
+        for p in params:
+            p.requires_grad_(True)
+        with torch.enable_grad():
+            loss = _weighted_loss(module, criterion, data)
+            grads = torch.autograd.grad(loss, params, allow_unused=True)
+        if kind == "width":
+            grads = [grads[0][:, old:]]
+        signal[site] = float(
+            torch.sqrt(sum(g.square().sum() for g in grads if g is not None))
+        )
+    return signal
+
+
+def _after_change(estimator, network):
+    """Re-point optimizer and prediction module at the changed network."""
+    # Fresh optimizer state over the new parameter set: warm-start training
+    # continues from the expanded network.
+    estimator.net_.initialize_optimizer()
+    estimator.module_ = estimator.net_.module_
+    estimator._refresh_inference_module()
+    estimator.hidden_layer_sizes = tuple(network.hidden_layer_sizes)
+    return estimator
+
+
+def expand_depth(
+    estimator, *, position, n_blocks=1, inner_width=None, random_state=None
+):
+    """Insert zero-initialised residual blocks into a fitted residual estimator.
+
+    The new blocks start as the identity, so predictions are unchanged (up
+    to float rounding). Training continues with
+    ``expanded.set_params(warm_start=True).fit(X, y)``.
+
+    Parameters
+    ----------
+    estimator : fitted CR estimator with ``architecture="residual"``
+        It is not modified.
+    position : int
+        Insert before block ``position``, in ``0 .. n_blocks`` (``n_blocks``:
+        after the last block, just before the output layer).
+    n_blocks : int, default=1
+        Number of blocks inserted there.
+    inner_width : int, optional
+        Inner width of the new blocks; the stream width by default.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the new blocks' inner layers; ``None`` derives the seed from
+        the estimator's, like :func:`first_order_signal`.
+
+    Returns
+    -------
+    expanded : estimator
+        A deep copy with the new blocks, a fresh optimizer, and
+        ``hidden_layer_sizes`` describing the new architecture.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier
+    >>> from cr_sklearn.growth import expand_depth
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = CRClassifier((16,), architecture="residual", max_iter=20,
+    ...                    random_state=0).fit(X, y)
+    >>> deeper = expand_depth(clf, position=0)
+    >>> deeper.hidden_layer_sizes
+    (16, 16)
+    >>> bool(np.abs(deeper.predict_proba(X) - clf.predict_proba(X)).max() < 1e-6)
+    True
+    """
+    network = _check_residual(estimator)
+    position = _check_index("position", position, network.n_blocks)
+    if not isinstance(n_blocks, numbers.Integral) or n_blocks < 1:
+        raise ValueError(f"n_blocks must be a positive integer, got {n_blocks!r}.")
+    if inner_width is not None and (
+        not isinstance(inner_width, numbers.Integral) or inner_width < 1
+    ):
+        raise ValueError(
+            f"inner_width must be a positive integer, got {inner_width!r}."
+        )
+    seed = _block_seed(estimator, network, "depth", position, random_state)
+    expanded = copy.deepcopy(estimator)
+    net = _residual_network(expanded.net_.module_)
+    blocks = [
+        net.make_block(inner_width, seed=(seed + i) % _SEED_MAX)
+        for i in range(n_blocks)
+    ]
+    net.insert_blocks(position, blocks)
+    return _after_change(expanded, net)
+
+
+def expand_width(estimator, *, block, n_units=None, random_state=None):
+    """Add zero-initialised units to one block of a fitted residual estimator.
+
+    The new units' outgoing weights are zero, so predictions are unchanged.
+
+    Parameters
+    ----------
+    estimator : fitted CR estimator with ``architecture="residual"``
+        It is not modified. Not available with ``spectral_norm=True``.
+    block : int
+        Index of the block to widen, in ``0 .. n_blocks - 1``.
+    n_units : int, optional
+        Units to add; the stream width by default.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the new units; ``None`` derives the seed from the estimator's.
+
+    Returns
+    -------
+    expanded : estimator
+        A deep copy with the wider block and a fresh optimizer.
+    """
+    network = _check_residual(estimator)
+    if network.n_blocks == 0:
+        raise ValueError("The network has no residual block to widen.")
+    block = _check_index("block", block, network.n_blocks - 1)
+    if n_units is not None and (
+        not isinstance(n_units, numbers.Integral) or n_units < 1
+    ):
+        raise ValueError(f"n_units must be a positive integer, got {n_units!r}.")
+    seed = _block_seed(estimator, network, "width", block, random_state)
+    expanded = copy.deepcopy(estimator)
+    net = _residual_network(expanded.net_.module_)
+    net.widen_block(block, n_units or net.width, seed=seed)
+    return _after_change(expanded, net)
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, attr)
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
+    """Grow a residual CR network block by block, guided by the first-order signal.
+
+    Starting from ``estimator`` as given (start shallow, e.g.
+    ``hidden_layer_sizes=(32,)``: no block), each step
+
+    1. measures :func:`first_order_signal` at every insertion position on the
+       growth-training data;
+    2. inserts a zero-initialised block at the strongest position (or, with
+       ``grow="width"``/``"auto"``, widens the block with the strongest width
+       signal), which leaves the function unchanged;
+    3. fine-tunes the expanded network (``warm_start``);
+    4. keeps the expansion only if the training loss is no worse than before
+       (the substitution rule); a rejected site is not tried again until a
+       step is kept.
+
+    Growth stops when the best signal is below ``tol``, when the validation
+    loss has not improved for ``n_iter_no_change`` kept steps, or when the
+    budget (``max_blocks`` blocks, ``max_steps`` steps) is spent. The kept
+    model with the lowest validation loss is the final one.
+
+    The meta-estimator is a classifier when ``estimator`` is (and follows its
+    estimator type otherwise); prediction methods delegate to it.
+
+    Parameters
+    ----------
+    estimator : CR estimator with ``architecture="residual"``
+        The starting (shallow) model; cloned, not modified.
+    max_blocks : int, default=4
+        Largest number of residual blocks.
+    max_steps : int, default=8
+        Largest number of growth steps (kept or rejected).
+    tol : float, default=1e-3
+        Stop when the strongest first-order signal is below ``tol``. With
+        ``grow="auto"``, a depth signal below ``tol`` switches to width.
+    grow : {"depth", "width", "auto"}, default="depth"
+        What a step expands. ``"width"`` widens existing blocks (it needs at
+        least one). ``"auto"`` deepens while the depth signal is at least
+        ``tol`` and the depth budget allows, else widens.
+    width_step : int, optional
+        Units added to a block by a width step; the stream width by default.
+    n_iter_no_change : int, default=1
+        Kept steps without a lower validation loss before growth stops.
+    validation_fraction : float, default=0.2
+        Fraction of the training data held out (stratified for discrete
+        targets) to measure the validation loss of each step. The networks
+        are fitted on the rest.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the hold-out split and, when the wrapped estimator has no
+        ``random_state`` of its own, the networks.
+    verbose : int, default=0
+        Print one line per step.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The selected fitted model.
+    growth_history_ : list of dict
+        One entry per step (the first is the starting model): ``step``,
+        ``kind`` ("initial", "depth" or "width"), ``position`` (insertion
+        position or widened block), ``signal`` (the strongest signal),
+        ``signals`` (all of them), ``n_blocks``, ``hidden_layer_sizes``,
+        ``train_loss``, ``valid_loss``, ``kept``, ``n_epochs``, ``fit_time``.
+    stop_reason_ : str
+        ``"signal"``, ``"validation"``, ``"budget"`` or ``"exhausted"`` (no
+        site left to try).
+    n_blocks_ : int
+        Number of residual blocks of ``estimator_``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, when the wrapped estimator has them.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` has string column names.
+
+    See Also
+    --------
+    first_order_signal : The signal that guides each step.
+    expand_depth : One function-preserving depth expansion.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier, DepthGrowth
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> base = CRClassifier((16,), architecture="residual", max_iter=30,
+    ...                     random_state=0)
+    >>> grown = DepthGrowth(base, max_blocks=2, random_state=0).fit(X, y)
+    >>> grown.predict(X[:3]).shape
+    (3,)
+    >>> len(grown.growth_history_) >= 1
+    True
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "max_blocks": [Interval(numbers.Integral, 0, None, closed="left")],
+        "max_steps": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "grow": [StrOptions({"depth", "width", "auto"})],
+        "width_step": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        max_blocks=4,
+        max_steps=8,
+        tol=1e-3,
+        grow="depth",
+        width_step=None,
+        n_iter_no_change=1,
+        validation_fraction=0.2,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.max_blocks = max_blocks
+        self.max_steps = max_steps
+        self.tol = tol
+        self.grow = grow
+        self.width_step = width_step
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _candidates(self, model, X, y, excluded):
+        """Best ``(kind, site, signal, signals)`` under the growth rule, or None."""
+        network = _residual_network(model.net_.module_)
+
+        def strongest(kind):
+            signals = first_order_signal(
+                model, X, y, kind=kind, n_units=self.width_step
+            )
+            allowed = [s for s in range(len(signals)) if (kind, s) not in excluded]
+            if not allowed:
+                return None
+            site = max(allowed, key=lambda s: signals[s])
+            return kind, site, float(signals[site]), signals.tolist()
+
+        depth = None
+        if self.grow != "width" and network.n_blocks < self.max_blocks:
+            depth = strongest("depth")
+        if self.grow == "depth" or (depth is not None and depth[2] >= self.tol):
+            return depth
+        # Width, or auto with a weak (or no) depth signal: width makes a weak
+        # signal observable.
+        width = strongest("width") if network.n_blocks > 0 else None
+        return width if width is not None else depth
+
+    def _log(self, entry):
+        if self.verbose:
+            print(
+                f"[DepthGrowth] step {entry['step']}: {entry['kind']} "
+                f"at {entry['position']} signal={entry['signal']} "
+                f"train={entry['train_loss']:.4f} valid={entry['valid_loss']} "
+                f"kept={entry['kept']}"
+            )
+
+    def fit(self, X, y):
+        """Grow the network on ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self : DepthGrowth
+            The fitted meta-estimator.
+        """
+        self._validate_params()
+        X, y = validate_data(
+            self, X, y, dtype=[np.float64, np.float32], multi_output=False
+        )
+        if getattr(self.estimator, "architecture", None) != "residual":
+            raise ValueError(
+                "DepthGrowth needs an estimator with architecture='residual', got "
+                f"architecture={getattr(self.estimator, 'architecture', None)!r}."
+            )
+        if (
+            self.grow == "width"
+            and len(np.atleast_1d(self.estimator.hidden_layer_sizes)) < 2
+        ):
+            raise ValueError(
+                "grow='width' widens existing blocks: start from an estimator with "
+                "at least one block (two hidden_layer_sizes entries)."
+            )
+        rng = check_random_state(self.random_state)
+        base = clone(self.estimator)
+        if base.get_params().get("random_state") is None:
+            base.set_params(random_state=int(rng.randint(_SEED_MAX)))
+        warm_start = base.warm_start
+        _, codes = np.unique(y, return_inverse=True)
+        # The same split rule as the estimators' early stopping.
+        split = BaseCR._split_validation(self, codes, int(rng.randint(_SEED_MAX)))
+        if split is None:
+            X_fit, y_fit, X_val, y_val = X, y, None, None
+        else:
+            X_fit, y_fit, X_val, y_val = (
+                X[split[0]],
+                y[split[0]],
+                X[split[1]],
+                y[split[1]],
+            )
+
+        def record(step, choice, model, train_loss, kept, tic):
+            kind, site, signal, signals = choice
+            entry = {
+                "step": step,
+                "kind": kind,
+                "position": site,
+                "signal": signal,
+                "signals": signals,
+                "n_blocks": _residual_network(model.net_.module_).n_blocks,
+                "hidden_layer_sizes": tuple(model.hidden_layer_sizes),
+                "train_loss": train_loss,
+                "valid_loss": None
+                if X_val is None
+                else _data_loss(model, X_val, y_val),
+                "kept": kept,
+                "n_epochs": int(model.n_iter_),
+                "fit_time": time.perf_counter() - tic,
+            }
+            history.append(entry)
+            self._log(entry)
+            return entry
+
+        history = []
+        tic = time.perf_counter()
+        current = base.fit(X_fit, y_fit)
+        _check_residual(current)
+        current_train = _data_loss(current, X_fit, y_fit)
+        initial = ("initial", None, None, None)
+        entry = record(0, initial, current, current_train, True, tic)
+        best_model, best_valid = current, entry["valid_loss"]
+        excluded, misses = set(), 0
+        stop = "budget"
+        for step in range(1, self.max_steps + 1):
+            choice = self._candidates(current, X_fit, y_fit, excluded)
+            if choice is None:
+                stop = "exhausted" if excluded else "budget"
+                break
+            kind, site, signal, _ = choice
+            if signal < self.tol:
+                stop = "signal"
+                break
+            tic = time.perf_counter()
+            if kind == "depth":
+                candidate = expand_depth(current, position=site)
+            else:
+                candidate = expand_width(current, block=site, n_units=self.width_step)
+            epochs_before = candidate.n_iter_
+            candidate.set_params(warm_start=True).fit(X_fit, y_fit)
+            train_loss = _data_loss(candidate, X_fit, y_fit)
+            # Substitution rule: never accept a model worse than the jumpboard.
+            kept = train_loss <= current_train
+            entry = record(step, choice, candidate, train_loss, kept, tic)
+            entry["n_epochs"] -= epochs_before
+            if not kept:
+                excluded.add((kind, site))
+                continue
+            excluded.clear()
+            current, current_train = candidate, train_loss
+            if best_valid is None or entry["valid_loss"] < best_valid:
+                best_model, best_valid, misses = candidate, entry["valid_loss"], 0
+            else:
+                misses += 1
+                if misses >= self.n_iter_no_change:
+                    stop = "validation"
+                    break
+        if best_valid is None:
+            best_model = current
+        best_model.set_params(warm_start=warm_start)
+        self.estimator_ = best_model
+        self.growth_history_ = history
+        self.stop_reason_ = stop
+        self.n_blocks_ = _residual_network(best_model.net_.module_).n_blocks
+        if hasattr(best_model, "classes_"):
+            self.classes_ = best_model.classes_
+        return self
+
+    def _inner_X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.predict_log_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        scores : ndarray
+            As the wrapped estimator's ``decision_function``.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.decision_function(X)
+
+    @available_if(_estimator_has("jacobian"))
+    def jacobian(self, X):
+        """Input Jacobian of the selected model's output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        jacobian : ndarray of shape (n_samples, n_outputs, n_features)
+            ``d decision_function / d X`` per sample.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.jacobian(X)
+
+    @available_if(_estimator_has("input_gradient_norms"))
+    def input_gradient_norms(self, X):
+        """Per-sample input-gradient norms of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        norms : ndarray of shape (n_samples,)
+            Frobenius norm of :meth:`jacobian` per sample.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.input_gradient_norms(X)
+
+    def score(self, X, y, sample_weight=None):
+        """The selected model's own score (accuracy for a classifier).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            Greater is better.
+        """
+        X = self._inner_X(X)
+        return self.estimator_.score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.target_tags.required = True
+        return tags

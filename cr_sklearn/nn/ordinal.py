@@ -1,0 +1,163 @@
+"""Rank-consistent ordinal heads on a scalar latent score (plain PyTorch).
+
+Both heads read one latent score ``eta`` per sample and ``K - 1`` ordered
+cut-points ``theta_0 < ... < theta_{K-2}``; the cumulative probabilities are
+
+    P(y <= k | x) = sigmoid(theta_k - eta),
+
+which are increasing in ``k`` *by construction* because the cut-points are
+parametrised as a first value plus cumulative softplus gaps (no clamping, no
+post-hoc sorting). The heads differ only in the training loss:
+
+- ``"cumulative"``: the cumulative-link (proportional-odds) negative
+  log-likelihood of the observed class, ``-log P(y = k | x)`` (McCullagh, 1980).
+- ``"coral"``: the CORAL loss (Cao, Mirjalili & Raschka, 2020), a sum of
+  ``K - 1`` binary logistic losses for the tasks ``y > k`` sharing the latent
+  score. CORAL proves rank consistency at the optimum; here the ordered
+  cut-points make it hold at every step.
+"""
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+# Smallest gap between consecutive cut-points: keeps them strictly increasing
+# in float32 even when a softplus gap underflows.
+MIN_GAP = 1e-4
+
+__all__ = [
+    "ORDINAL_HEADS",
+    "CORALLoss",
+    "CumulativeLinkLoss",
+    "OrdinalHead",
+    "cumulative_link_log_proba",
+    "ordered_cutpoints",
+]
+
+
+def ordered_cutpoints(first, log_gaps):
+    """Strictly increasing cut-points from unconstrained parameters.
+
+    Parameters
+    ----------
+    first : torch.Tensor of shape (1,)
+        The lowest cut-point.
+    log_gaps : torch.Tensor of shape (K - 2,)
+        Unconstrained gaps; the gap between consecutive cut-points is
+        ``MIN_GAP + softplus(log_gaps)``.
+
+    Returns
+    -------
+    torch.Tensor of shape (K - 1,)
+    """
+    gaps = MIN_GAP + F.softplus(log_gaps)
+    return torch.cat([first, first + torch.cumsum(gaps, 0)])
+
+
+def cumulative_link_log_proba(eta, cutpoints):
+    """Log class probabilities of the cumulative logit model.
+
+    With ``a = theta_k - eta`` and ``b = theta_{k-1} - eta``,
+    ``P(y = k) = sigmoid(a) - sigmoid(b) = sigmoid(a) sigmoid(-b) (1 - e^(b-a))``;
+    the logarithm of that product is stable for any ``eta`` (``b - a`` does not
+    depend on ``eta``).
+
+    Parameters
+    ----------
+    eta : torch.Tensor of shape (batch,)
+        Latent scores.
+    cutpoints : torch.Tensor of shape (K - 1,)
+        Increasing cut-points.
+
+    Returns
+    -------
+    torch.Tensor of shape (batch, K)
+    """
+    diff = cutpoints.unsqueeze(0) - eta.unsqueeze(1)  # (batch, K - 1)
+    first = F.logsigmoid(diff[:, :1])
+    last = F.logsigmoid(-diff[:, -1:])
+    if cutpoints.shape[0] == 1:
+        return torch.cat([first, last], 1)
+    upper, lower = diff[:, 1:], diff[:, :-1]
+    gaps = (cutpoints[:-1] - cutpoints[1:]).unsqueeze(0)  # b - a < 0
+    middle = F.logsigmoid(upper) + F.logsigmoid(-lower) + torch.log(-torch.expm1(gaps))
+    return torch.cat([first, middle, last], 1)
+
+
+class OrdinalHead(nn.Module):
+    """Learnable ordered cut-points and the per-sample ordinal loss.
+
+    Used as the training criterion: ``head(output, target) -> (batch,)``
+    where ``output[:, 0]`` is the latent score and ``target`` holds class
+    codes ``0..K-1``. Parameter names contain ``"cutpoint"``.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of ordered classes ``K >= 2``.
+    init_cutpoints : array-like of shape (K - 1,), optional
+        Increasing initial cut-points, e.g. the logits of the cumulative class
+        frequencies (then the untrained model predicts the class prior).
+        Evenly spaced around 0 by default.
+    """
+
+    def __init__(self, n_classes, init_cutpoints=None):
+        super().__init__()
+        if n_classes < 2:
+            raise ValueError(f"n_classes must be at least 2, got {n_classes}.")
+        self.n_classes = int(n_classes)
+        if init_cutpoints is None:
+            init = torch.linspace(-1.0, 1.0, self.n_classes - 1)
+            if self.n_classes == 2:
+                init = torch.zeros(1)
+        else:
+            init = torch.as_tensor(init_cutpoints, dtype=torch.float32).reshape(-1)
+            if init.shape[0] != self.n_classes - 1:
+                raise ValueError(
+                    f"init_cutpoints must have {self.n_classes - 1} values, "
+                    f"got {init.shape[0]}."
+                )
+        gaps = (torch.diff(init) - MIN_GAP).clamp_min(1e-3)
+        # softplus^{-1}(g) = g + log(-expm1(-g)), stable for small g.
+        self.cutpoint_first = nn.Parameter(init[:1].clone())
+        self.cutpoint_log_gaps = nn.Parameter(gaps + torch.log(-torch.expm1(-gaps)))
+
+    def cutpoints(self):
+        """The ordered cut-points, shape (K - 1,)."""
+        return ordered_cutpoints(self.cutpoint_first, self.cutpoint_log_gaps)
+
+    def log_proba(self, eta):
+        """Log class probabilities for latent scores ``eta`` (batch,)."""
+        return cumulative_link_log_proba(eta, self.cutpoints().to(eta.dtype))
+
+    def forward(self, output, target):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return f"n_classes={self.n_classes}"
+
+
+class CumulativeLinkLoss(OrdinalHead):
+    """Cumulative-link (proportional-odds) negative log-likelihood per sample."""
+
+    def forward(self, output, target):
+        logp = self.log_proba(output[:, 0])
+        return -logp.gather(1, target.long().unsqueeze(1))[:, 0]
+
+
+class CORALLoss(OrdinalHead):
+    """CORAL loss per sample: ``sum_k BCE(sigmoid(eta - theta_k), [y > k])``."""
+
+    def forward(self, output, target):
+        logits = output[:, :1] - self.cutpoints().to(output.dtype).unsqueeze(0)
+        ranks = torch.arange(self.n_classes - 1, device=output.device)
+        levels = (target.long().unsqueeze(1) > ranks.unsqueeze(0)).to(output.dtype)
+        loss = F.binary_cross_entropy_with_logits(logits, levels, reduction="none")
+        return loss.sum(1)
+
+
+#: Ordinal heads by name: the criterion class used in training.
+ORDINAL_HEADS = {
+    "cumulative": CumulativeLinkLoss,
+    "coral": CORALLoss,
+}

@@ -1,0 +1,565 @@
+r"""Normalised residual CR network with a dual-stream forward pass.
+
+The network is a PolyLayer stem followed by pre-normalised residual blocks::
+
+    h_0     = phi_0(W_0 x + b_0)                                  (stem)
+    h_{l+1} = h_l + U_l phi_l(W_l RMSNorm_l(h_l) + c_l) + e_l     (block l)
+    y       = W_out h_L + b_out                                   (output)
+
+Each block starts from a zero ``U_l`` and ``e_l`` when it is inserted into a
+trained network (:meth:`ResidualCRNetwork.make_block`), so the block is the
+identity and the expanded network computes the same function.
+
+The Jacobian stream is carried through every piece in closed form: the
+PolyLayers as in :mod:`cr_sklearn.nn.network`, the skip path by adding the
+incoming Jacobian, and RMSNorm by its analytic Jacobian
+
+.. math:: \frac{\partial\,\mathrm{RMSNorm}(h)}{\partial h}
+          = \mathrm{diag}(g)\Big(\frac{I}{r} - \frac{h h^\top}{w r^3}\Big),
+          \qquad r = \sqrt{\tfrac1w \lVert h\rVert^2 + \epsilon}.
+"""
+
+import torch
+from torch import nn
+
+from .activations import PolyActivation, make_activation
+from .network import StreamOutput, random_directions
+
+__all__ = ["RMSNorm", "ResidualBlock", "ResidualCRNetwork"]
+
+
+class RMSNorm(nn.Module):
+    """Root-mean-square normalisation with a learnable gain.
+
+    ``y = g * h / sqrt(mean(h**2) + eps)``.
+
+    Parameters
+    ----------
+    width : int
+        Size of the last axis.
+    eps : float, default=1e-6
+        Added to the mean square.
+    """
+
+    def __init__(self, width, eps=1e-6):
+        super().__init__()
+        self.width = int(width)
+        self.eps = float(eps)
+        self.gain = nn.Parameter(torch.ones(self.width))
+
+    def _rms(self, h):
+        return torch.sqrt(h.square().mean(dim=-1, keepdim=True) + self.eps)
+
+    def forward(self, h):
+        """Normalise the last axis.
+
+        Parameters
+        ----------
+        h : torch.Tensor of shape (batch, width)
+            Input.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, width)
+            ``RMSNorm(h)``.
+        """
+        return h / self._rms(h) * self.gain
+
+    def forward_and_jvp(self, h, tangents):
+        """Value and Jacobian-vector products.
+
+        Parameters
+        ----------
+        h : torch.Tensor of shape (batch, width)
+            Input.
+        tangents : torch.Tensor of shape (batch, k, width)
+            ``k`` tangent vectors per sample (rows).
+
+        Returns
+        -------
+        value : torch.Tensor of shape (batch, width)
+            ``RMSNorm(h)``.
+        jvp : torch.Tensor of shape (batch, k, width)
+            ``J(h) u`` for every row ``u`` of ``tangents``.
+        """
+        r = self._rms(h)  # (batch, 1)
+        value = h / r * self.gain
+        hu = torch.matmul(tangents, h.unsqueeze(-1))  # (batch, k, 1)
+        rr = r.unsqueeze(1)
+        coef = hu / (self.width * rr**3)
+        jvp = (tangents / rr - coef * h.unsqueeze(1)) * self.gain
+        return value, jvp
+
+    def vjp(self, h, cotangents):
+        """Vector-Jacobian products ``v^T J(h)`` for rows ``v`` of ``cotangents``.
+
+        Parameters
+        ----------
+        h : torch.Tensor of shape (batch, width)
+            Input.
+        cotangents : torch.Tensor of shape (batch, m, width)
+            ``m`` cotangent vectors per sample (rows).
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, m, width)
+            The pulled-back rows.
+        """
+        rr = self._rms(h).unsqueeze(1)
+        gv = cotangents * self.gain
+        coef = torch.matmul(gv, h.unsqueeze(-1)) / (self.width * rr**3)
+        return gv / rr - coef * h.unsqueeze(1)
+
+    def extra_repr(self):
+        return f"width={self.width}, eps={self.eps}"
+
+
+class ResidualBlock(nn.Module):
+    """``h -> h + proj(phi(inner(RMSNorm(h))))``: one pre-normalised block.
+
+    Parameters
+    ----------
+    width : int
+        Width of the residual stream.
+    inner_width : int
+        Width of the activated (PolyLayer) layer inside the block.
+    activation : str, default="poly"
+        See :func:`cr_sklearn.nn.make_activation`.
+    degree : int, default=3
+        Polynomial degree for ``activation="poly"``.
+    spectral_norm : bool, default=False
+        Spectrally normalise the inner weight matrix. The projection back to
+        the stream is never normalised: a zero projection (an inserted block)
+        has no spectral normalisation.
+    zero_init : bool, default=False
+        Start the projection at zero, so the block is the identity map.
+    """
+
+    def __init__(
+        self,
+        width,
+        inner_width,
+        activation="poly",
+        degree=3,
+        spectral_norm=False,
+        zero_init=False,
+    ):
+        super().__init__()
+        self.norm = RMSNorm(width)
+        inner = nn.Linear(width, inner_width)
+        if spectral_norm:
+            inner = nn.utils.parametrizations.spectral_norm(inner)
+        self.inner = inner
+        self.activation = make_activation(activation, inner_width, degree=degree)
+        self.proj = nn.Linear(inner_width, width)
+        if zero_init:
+            with torch.no_grad():
+                self.proj.weight.zero_()
+                self.proj.bias.zero_()
+
+    @property
+    def inner_width(self):
+        """Number of activated units in the block."""
+        return self.proj.in_features
+
+
+class ResidualCRNetwork(nn.Module):
+    """Normalised residual network of PolyLayers with a dual-stream pass.
+
+    Same interface as :class:`~cr_sklearn.nn.CRNetwork`: ``forward``,
+    ``forward_stream`` (a :class:`~cr_sklearn.nn.StreamOutput`),
+    ``input_jacobian`` and the input standardisation buffers.
+
+    Parameters
+    ----------
+    n_features : int
+        Input dimension ``d``.
+    n_outputs : int
+        Output dimension.
+    hidden_layer_sizes : sequence of int, default=(64, 64)
+        Width of each activated layer. The first entry is the width of the
+        stem PolyLayer, which is also the width ``w`` of the residual stream;
+        each further entry adds one residual block whose inner PolyLayer has
+        that width. ``(64,)`` is a one-layer CR network (no block), ``(64, 64,
+        64)`` a stem and two blocks.
+    activation : str, default="poly"
+        See :func:`cr_sklearn.nn.make_activation`.
+    degree : int, default=3
+        Polynomial degree for ``activation="poly"``.
+    dropout : float, default=0.0
+        Dropout probability after every activated layer (training only).
+    spectral_norm : bool, default=False
+        Spectrally normalise the stem, the blocks' inner layers and the output
+        layer (not the blocks' projections back to the stream).
+
+    Attributes
+    ----------
+    stem : torch.nn.Linear
+        First layer, ``d -> w``.
+    stem_activation : torch.nn.Module
+        Its activation.
+    blocks : torch.nn.ModuleList of ResidualBlock
+        The residual blocks, in order.
+    output : torch.nn.Linear
+        Last (linear) layer, ``w -> n_outputs``.
+
+    Notes
+    -----
+    The stream's ``derivatives`` and ``weights`` list the stem and then each
+    block's inner PolyLayer (so the local penalty sees every activated layer);
+    its ``jacobians`` list the Jacobian of the residual stream after the stem
+    and after every block, then the output layer's.
+    """
+
+    def __init__(
+        self,
+        n_features,
+        n_outputs,
+        hidden_layer_sizes=(64, 64),
+        activation="poly",
+        degree=3,
+        dropout=0.0,
+        spectral_norm=False,
+    ):
+        super().__init__()
+        sizes = [int(w) for w in hidden_layer_sizes]
+        if not sizes or min(sizes) < 1:
+            raise ValueError(
+                f"hidden_layer_sizes must be non-empty and positive, got {sizes}."
+            )
+        self.n_features = int(n_features)
+        self.n_outputs = int(n_outputs)
+        self.dropout = float(dropout)
+        self.activation_name = activation
+        self.degree = int(degree)
+        self.spectral_norm = bool(spectral_norm)
+        wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
+        width = sizes[0]
+        stem = nn.Linear(self.n_features, width)
+        self.stem = wrap(stem) if wrap else stem
+        self.stem_activation = make_activation(activation, width, degree=degree)
+        self.blocks = nn.ModuleList(
+            ResidualBlock(width, w, activation, degree, spectral_norm)
+            for w in sizes[1:]
+        )
+        out = nn.Linear(width, self.n_outputs)
+        self.output = wrap(out) if wrap else out
+        self.register_buffer("input_mean", torch.zeros(self.n_features))
+        self.register_buffer("input_scale", torch.ones(self.n_features))
+
+    # -- architecture --------------------------------------------------------
+    @property
+    def width(self):
+        """Width ``w`` of the residual stream."""
+        return self.output.in_features
+
+    @property
+    def n_blocks(self):
+        """Number of residual blocks."""
+        return len(self.blocks)
+
+    @property
+    def hidden_layer_sizes(self):
+        """Current widths: the stem's, then each block's inner width."""
+        return (self.width, *[b.inner_width for b in self.blocks])
+
+    def make_block(self, inner_width=None, *, seed=0):
+        """A zero-initialised (identity) block that fits this network.
+
+        Parameters
+        ----------
+        inner_width : int, optional
+            Width of the block's PolyLayer; the stream width by default.
+        seed : int, default=0
+            Seeds the inner layer's initialisation (the caller's random
+            stream is left untouched).
+
+        Returns
+        -------
+        ResidualBlock
+            The identity block, on the network's device and dtype.
+        """
+        inner_width = self.width if inner_width is None else int(inner_width)
+        ref = self.output.bias
+        # A forked, seeded RNG: reproducible without touching the caller's.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            block = ResidualBlock(
+                self.width,
+                inner_width,
+                self.activation_name,
+                self.degree,
+                self.spectral_norm,
+                zero_init=True,
+            )
+        return block.to(device=ref.device, dtype=ref.dtype)
+
+    def insert_blocks(self, position, blocks):
+        """Insert ``blocks`` before block ``position`` (``n_blocks``: at the end).
+
+        Parameters
+        ----------
+        position : int
+            In ``0 .. n_blocks``.
+        blocks : sequence of ResidualBlock
+            Blocks of this network's stream width, e.g. from
+            :meth:`make_block`.
+
+        Returns
+        -------
+        self : ResidualCRNetwork
+            The network, changed in place.
+        """
+        if not 0 <= int(position) <= self.n_blocks:
+            raise ValueError(
+                f"position must be in [0, {self.n_blocks}], got {position}."
+            )
+        current = list(self.blocks)
+        position = int(position)
+        self.blocks = nn.ModuleList(
+            current[:position] + list(blocks) + current[position:]
+        )
+        return self
+
+    def widen_block(self, index, n_units, *, seed=0):
+        """Add ``n_units`` activated units to block ``index``, function unchanged.
+
+        The new units get a fresh (seeded) inner initialisation, an identity
+        polynomial and zero outgoing weights, so the network output does not
+        change; the gradient with respect to those outgoing weights is the
+        width signal.
+
+        Parameters
+        ----------
+        index : int
+            Block to widen.
+        n_units : int
+            Units to add.
+        seed : int, default=0
+            Seeds the new units' initialisation.
+
+        Returns
+        -------
+        self : ResidualCRNetwork
+            The network, changed in place.
+        """
+        if self.spectral_norm:
+            raise ValueError(
+                "Widening a block changes its spectral norm, hence the function; "
+                "it is not available with spectral_norm=True."
+            )
+        if not 0 <= int(index) < self.n_blocks:
+            raise ValueError(f"index must be in [0, {self.n_blocks - 1}], got {index}.")
+        block = self.blocks[int(index)]
+        old = block.inner_width
+        fresh = self.make_block(old + int(n_units), seed=seed)
+        with torch.no_grad():
+            fresh.norm.gain.copy_(block.norm.gain)
+            fresh.inner.weight[:old] = block.inner.weight
+            fresh.inner.bias[:old] = block.inner.bias
+            fresh.proj.weight[:, :old] = block.proj.weight
+            fresh.proj.bias.copy_(block.proj.bias)
+            if isinstance(block.activation, PolyActivation):
+                fresh.activation.coefficients[:, :old] = block.activation.coefficients
+        self.blocks[int(index)] = fresh
+        return self
+
+    # -- passes --------------------------------------------------------------
+    def set_input_scaling(self, mean, scale):
+        """Set the standardisation ``(x - mean) / scale`` applied to inputs.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n_features,)
+            Subtracted from each raw input.
+        scale : array-like of shape (n_features,)
+            Divides each centred input; no zeros.
+
+        Returns
+        -------
+        self : ResidualCRNetwork
+            The network, rescaled in place.
+        """
+        with torch.no_grad():
+            self.input_mean.copy_(torch.as_tensor(mean, dtype=self.input_mean.dtype))
+            self.input_scale.copy_(torch.as_tensor(scale, dtype=self.input_scale.dtype))
+        return self
+
+    def _dropout_mask(self, h):
+        if not (self.training and self.dropout > 0):
+            return None
+        keep = torch.rand_like(h) >= self.dropout
+        return keep.to(h.dtype) / (1.0 - self.dropout)
+
+    def forward(self, x):
+        """Compute the output only: the cheapest pass, used for prediction.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_outputs)
+            The network output.
+        """
+        h = self.stem_activation(self.stem((x - self.input_mean) / self.input_scale))
+        mask = self._dropout_mask(h)
+        if mask is not None:
+            h = h * mask
+        for block in self.blocks:
+            a = block.activation(block.inner(block.norm(h)))
+            mask = self._dropout_mask(a)
+            if mask is not None:
+                a = a * mask
+            h = h + block.proj(a)
+        return self.output(h)
+
+    def _activated(self, layer, act, h, j, stream, need_d):
+        """One PolyLayer: ``(phi(z), phi'(z) or None, J)``.
+
+        ``j`` is the incoming Jacobian applied to the directions, (batch, k,
+        width), or ``None`` for the identity (the exact stream's start, where
+        ``I W^T = W^T`` needs no product).
+        """
+        z = torch.nn.functional.linear(h, layer.weight, layer.bias)
+        if stream or need_d:
+            a, d = act.forward_and_derivative(z)
+        else:
+            a, d = act(z), None
+        mask = self._dropout_mask(a)
+        if mask is not None:
+            a = a * mask
+            d = None if d is None else d * mask
+        if not stream:
+            return a, d, None
+        zj = layer.weight.t() if j is None else torch.matmul(j, layer.weight.t())
+        return a, d, d.unsqueeze(1) * zj
+
+    def _run(self, x, directions, *, exact=False, derivatives=True):
+        """Shared pass: the stream plus what the reverse Jacobian needs."""
+        h = (x - self.input_mean) / self.input_scale
+        stream = exact or directions is not None
+        # j: the Jacobian of the current state applied to the directions,
+        # (batch, k, width); rows are directions.
+        j = None if exact else directions
+        if j is not None:
+            j = j.expand(h.shape[0], *j.shape[1:])
+        derivs, weights, jacobians, block_inputs = [], [], [], []
+        h, d, j = self._activated(
+            self.stem, self.stem_activation, h, j, stream, derivatives
+        )
+        derivs.append(d)
+        weights.append(self.stem.weight)
+        if stream:
+            jacobians.append(j.transpose(1, 2))
+        for block in self.blocks:
+            block_inputs.append(h)
+            if stream:
+                n, jn = block.norm.forward_and_jvp(h, j)
+            else:
+                n, jn = block.norm(h), None
+            a, d, ja = self._activated(
+                block.inner, block.activation, n, jn, stream, derivatives
+            )
+            derivs.append(d)
+            weights.append(block.inner.weight)
+            h = h + block.proj(a)
+            if stream:
+                # The skip path carries the incoming Jacobian unchanged.
+                j = j + torch.matmul(ja, block.proj.weight.t())
+                jacobians.append(j.transpose(1, 2))
+        out = self.output(h)
+        if stream:
+            jacobians.append(torch.matmul(j, self.output.weight.t()).transpose(1, 2))
+        return out, derivs, weights, (jacobians if stream else None), block_inputs
+
+    def forward_stream(self, x, jacobian=None, *, derivatives=True, directions=None):
+        """Forward pass that also returns derivatives and, optionally, Jacobians.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+        jacobian : {None, "exact"} or int, default=None
+            ``None``: no Jacobian stream. ``"exact"``: the full Jacobian with
+            respect to the standardised input. An int ``k``: ``k`` random
+            Rademacher directions per sample (unbiased for the squared
+            Frobenius norm).
+        derivatives : bool, default=True
+            Keep ``phi'(z_l)`` of every activated layer.
+        directions : torch.Tensor of shape (batch or 1, k, n_features), optional
+            Explicit directions; overrides ``jacobian``.
+
+        Returns
+        -------
+        StreamOutput
+            Output, derivatives, weights and (optionally) Jacobians.
+        """
+        exact = directions is None and jacobian == "exact"
+        if directions is None and jacobian is not None and not exact:
+            directions = random_directions(
+                x.shape[0],
+                self.n_features,
+                int(jacobian),
+                dtype=x.dtype,
+                device=x.device,
+            )
+        out, derivs, weights, jacobians, _ = self._run(
+            x, directions, exact=exact, derivatives=derivatives
+        )
+        if exact:
+            n_directions = self.n_features
+        else:
+            n_directions = 0 if directions is None else directions.shape[1]
+        return StreamOutput(
+            output=out,
+            derivatives=derivs if derivatives else [None] * len(derivs),
+            weights=weights,
+            jacobians=jacobians,
+            n_directions=n_directions,
+        )
+
+    def input_jacobian(self, x, *, mode="auto"):
+        """Jacobian of the output with respect to the raw input.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+        mode : {"auto", "forward", "reverse"}, default="auto"
+            ``"forward"`` carries the exact stream (cost grows with
+            ``n_features``); ``"reverse"`` pulls each output back through the
+            blocks, the skip path and the normalisations with the same
+            closed-form derivatives (cost grows with ``n_outputs``).
+            ``"auto"`` picks the cheaper one.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_outputs, n_features)
+            ``d output / d x`` for each sample.
+        """
+        if mode == "auto":
+            mode = "reverse" if self.n_outputs < self.n_features else "forward"
+        if mode == "forward":
+            jac = self.forward_stream(x, "exact", derivatives=False).jacobians[-1]
+        elif mode == "reverse":
+            _, derivs, weights, _, inputs = self._run(x, None)
+            # Row o of g is d output_o / d h_l, pulled back block by block.
+            g = self.output.weight.unsqueeze(0).expand(x.shape[0], -1, -1)
+            for block, d, weight, h in zip(
+                reversed(self.blocks),
+                reversed(derivs[1:]),
+                reversed(weights[1:]),
+                reversed(inputs),
+                strict=True,
+            ):
+                ga = torch.matmul(g, block.proj.weight) * d.unsqueeze(1)
+                g = g + block.norm.vjp(h, torch.matmul(ga, weight))
+            jac = torch.matmul(g * derivs[0].unsqueeze(1), weights[0])
+        else:
+            raise ValueError(
+                f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"
+            )
+        return jac / self.input_scale

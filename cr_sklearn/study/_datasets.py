@@ -1,0 +1,66 @@
+"""Named datasets for studies and the command line."""
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DATASETS", "load_study_dataset"]
+
+DATASETS = ("pima", "wine-red", "wine-white", "breast-cancer", "digits")
+
+
+def load_study_dataset(name, target=None):
+    """Load a named dataset or a CSV file as ``(X, y)``.
+
+    Parameters
+    ----------
+    name : str
+        One of ``DATASETS`` or the path of a CSV file with a header row.
+    target : str, default=None
+        The label column of a CSV file (required for files).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Features (float64).
+    y : ndarray of shape (n_samples,)
+        Labels.
+    """
+    if name == "pima":
+        from cr_sklearn.datasets import load_pima
+
+        return load_pima(return_X_y=True)
+    if name in ("wine-red", "wine-white"):
+        from cr_sklearn.datasets import load_wine_quality
+
+        return load_wine_quality(color=name.split("-")[1], return_X_y=True)
+    if name == "breast-cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        return load_breast_cancer(return_X_y=True)
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        return load_digits(return_X_y=True)
+    path = Path(name)
+    if not path.is_file():
+        raise ValueError(
+            f"Unknown dataset {name!r}: use one of {', '.join(DATASETS)} "
+            "or the path of a CSV file."
+        )
+    if target is None:
+        raise ValueError(f"A CSV dataset needs the label column: --target for {name}.")
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    if target not in frame.columns:
+        raise ValueError(
+            f"Column {target!r} is not in {name}; columns: {list(frame.columns)}."
+        )
+    X = frame.drop(columns=[target])
+    bad = [c for c in X.columns if not np.issubdtype(X[c].dtype, np.number)]
+    if bad:
+        raise ValueError(
+            f"Non-numeric feature columns in {name}: {bad}; encode them first."
+        )
+    return X.to_numpy(dtype=np.float64), frame[target].to_numpy()

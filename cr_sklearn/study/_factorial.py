@@ -1,0 +1,527 @@
+"""factorial_study: activations x regularisers x datasets x seeds x conditions."""
+
+import numbers
+import zlib
+
+import numpy as np
+from joblib import delayed
+from sklearn.base import clone
+from sklearn.model_selection import StratifiedShuffleSplit
+from sklearn.utils.validation import column_or_1d
+
+from ._datasets import load_study_dataset
+from ._fraction import (
+    _check_scorers,
+    _derived_seed,
+    fit_and_score,
+    prepare_estimator,
+    run_tasks,
+)
+from ._noise import add_gaussian_noise, corrupt_labels
+from ._result import _format_p, _import_pandas, _markdown_table, _Records
+from ._stats import adjust_pvalues, paired_test
+
+__all__ = ["FactorialResult", "factorial_study"]
+
+ACTIVATIONS = ("poly", "relu", "gelu", "tanh", "swish")
+
+# Parameters of the estimator per regulariser. Each one switches DREG off
+# except "dreg" itself, whose strength stays the estimator's own dreg_lambda.
+REGULARIZERS = {
+    "none": {"dreg": None},
+    "dreg": {"dreg": "stream"},
+    "dropout": {"dreg": None, "dropout": 0.2},
+    "weight_decay": {"dreg": None, "weight_decay": 0.1},
+    "spectral_norm": {"dreg": None, "spectral_norm": True},
+    "igpen": {"dreg": None, "igpen_lambda": 10**-2.5},
+}
+
+# label_noise corrupts the training labels only (test labels stay true);
+# snr_db adds Gaussian noise to all features, before the train/test split.
+CONDITIONS = {
+    "clean": {},
+    "label_noise_40": {"label_noise": 0.4},
+    "snr_-10dB": {"snr_db": -10.0},
+}
+
+PRESETS = {
+    "quick": {
+        "datasets": ("pima", "breast-cancer"),
+        "activations": ("poly", "relu"),
+        "regularizers": tuple(REGULARIZERS),
+        "conditions": tuple(CONDITIONS),
+        "seeds": (0, 1),
+    },
+    "paper": {
+        "datasets": ("pima", "wine-red", "breast-cancer", "digits"),
+        "activations": ACTIVATIONS,
+        "regularizers": tuple(REGULARIZERS),
+        "conditions": tuple(CONDITIONS),
+        "seeds": (0, 1, 2, 3, 4),
+    },
+}
+
+
+def _named(value, defaults, what):
+    """Resolve None / list of names / dict into a dict of name to spec."""
+    if value is None:
+        return dict(defaults)
+    if isinstance(value, dict):
+        if not value:
+            raise ValueError(f"{what} must not be empty.")
+        return dict(value)
+    if isinstance(value, str):
+        value = [value]
+    out = {}
+    for name in value:
+        if name not in defaults:
+            raise ValueError(f"Unknown {what} {name!r}; choose from {list(defaults)}.")
+        out[name] = defaults[name]
+    if not out:
+        raise ValueError(f"{what} must not be empty.")
+    return out
+
+
+def _name_key(name):
+    return zlib.crc32(str(name).encode("utf-8"))
+
+
+def _condition_data(X, y, spec, seed, test_size, keys):
+    """Apply one messy condition and split: (X_train, y_train, X_test, y_test)."""
+    unknown = set(spec) - {"label_noise", "snr_db"}
+    if unknown:
+        raise ValueError(
+            f"Unknown condition settings {sorted(unknown)}; use label_noise, snr_db."
+        )
+    if spec.get("snr_db") is not None:
+        X = add_gaussian_noise(X, spec["snr_db"], _derived_seed(seed, *keys, 2))
+    splitter = StratifiedShuffleSplit(
+        n_splits=1, test_size=test_size, random_state=_derived_seed(seed, *keys, 3)
+    )
+    train, test = next(splitter.split(np.zeros((len(y), 1)), y))
+    y_train = y[train]
+    if spec.get("label_noise"):
+        y_train = corrupt_labels(
+            y_train, spec["label_noise"], _derived_seed(seed, *keys, 4)
+        )
+    return X[train], y_train, X[test], y[test]
+
+
+def factorial_study(
+    datasets,
+    *,
+    activations=ACTIVATIONS,
+    regularizers=None,
+    conditions=None,
+    seeds=(0, 1, 2),
+    estimator=None,
+    test_size=0.25,
+    scoring="accuracy",
+    n_jobs=None,
+    n_threads=1,
+    verbose=0,
+    progress=False,
+):
+    """Fit every activation x regulariser on each dataset, seed and condition.
+
+    For every dataset, condition and seed the data is split once
+    (stratified) into train and test; every (activation, regulariser) is
+    then fitted on the same training set with the same seed and scored on
+    the same test set. Each fit is one joblib task.
+
+    Parameters
+    ----------
+    datasets : list of str or dict of str to (X, y)
+        Names understood by the command line (``"pima"``, ``"wine-red"``,
+        ``"wine-white"``, ``"breast-cancer"``, ``"digits"``) or arrays.
+    activations : sequence of str, default=("poly", "relu", "gelu", "tanh", "swish")
+        Values of the estimator's ``activation``.
+    regularizers : list of str or dict of str to dict, default=None
+        Names of the built-in regularisers or a dict of name to the
+        estimator parameters that define it. Built in: ``"none"``
+        (``dreg=None``), ``"dreg"`` (``dreg="stream"`` at the estimator's
+        ``dreg_lambda``), ``"dropout"`` (0.2), ``"weight_decay"`` (0.1,
+        decoupled), ``"spectral_norm"`` and ``"igpen"`` (input-gradient
+        penalty by double backprop, ``igpen_lambda=10**-2.5``); all but
+        ``"dreg"`` set ``dreg=None``. ``None`` uses all six.
+    conditions : list of str or dict of str to dict, default=None
+        Names of built-in conditions or a dict of name to settings
+        ``{"label_noise": rate, "snr_db": snr}``. Built in: ``"clean"``,
+        ``"label_noise_40"`` (40% of the *training* labels corrupted by
+        :func:`corrupt_labels`), ``"snr_-10dB"`` (Gaussian noise at -10 dB
+        added to all features by :func:`add_gaussian_noise`, train and test).
+        ``None`` uses all three.
+    seeds : sequence of int, default=(0, 1, 2)
+        One train/test split, noise draw and model seed per value.
+    estimator : estimator, default=None
+        The network to vary; ``CRClassifier()`` by default. It must accept
+        ``activation`` and the regulariser parameters.
+    test_size : float, default=0.25
+        Test share of each split.
+    scoring : str, callable, list or dict, default="accuracy"
+        As in :func:`data_fraction_study`.
+    n_jobs : int, default=None
+        Parallel fits (joblib's current backend, Dask included).
+    n_threads : int or None, default=1
+        Torch threads per fit (every ``n_threads`` parameter) and the limit
+        of BLAS/OpenMP threads during each fit.
+    verbose : int, default=0
+        Verbosity of joblib.
+    progress : bool, default=False
+        Show a tqdm progress bar over fits.
+
+    Returns
+    -------
+    result : FactorialResult
+        One record per (dataset, condition, activation, regulariser, seed,
+        metric).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from cr_sklearn import CRClassifier
+    >>> from cr_sklearn.study import factorial_study
+    >>> data = {"cancer": load_breast_cancer(return_X_y=True)}
+    >>> result = factorial_study(data, activations=["relu"],
+    ...                          regularizers=["none", "dreg"],
+    ...                          conditions=["clean"], seeds=[0],
+    ...                          estimator=CRClassifier(max_iter=5))
+    >>> len(result)
+    2
+    """
+    if estimator is None:
+        from cr_sklearn._classifier import CRClassifier
+
+        estimator = CRClassifier()
+    if isinstance(datasets, str):
+        datasets = [datasets]
+    if not isinstance(datasets, dict):
+        datasets = {name: load_study_dataset(name) for name in datasets}
+    if not datasets:
+        raise ValueError("datasets must not be empty.")
+    activations = list(activations)
+    if not activations:
+        raise ValueError("activations must not be empty.")
+    regularizers = _named(regularizers, REGULARIZERS, "regularizer")
+    conditions = _named(conditions, CONDITIONS, "condition")
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, numbers.Integral) for s in seeds):
+        raise ValueError(f"seeds must be a non-empty list of ints, got {seeds!r}.")
+    scorers = _check_scorers(scoring)
+
+    tasks, keys = [], []
+    for ds_name, (X, y) in datasets.items():
+        X = np.asarray(X, dtype=np.float64)
+        y = column_or_1d(y)
+        for cond_name, spec in conditions.items():
+            for seed in seeds:
+                block = (_name_key(ds_name), _name_key(cond_name))
+                X_tr, y_tr, X_te, y_te = _condition_data(
+                    X, y, spec, int(seed), test_size, block
+                )
+                X_all = np.concatenate([X_tr, X_te])
+                y_all = np.concatenate([y_tr, y_te])
+                train = np.arange(len(y_tr))
+                test = np.arange(len(y_tr), len(y_all))
+                model_seed = _derived_seed(int(seed), *block, 1)
+                for act in activations:
+                    for reg_name, params in regularizers.items():
+                        est = clone(estimator).set_params(activation=act, **params)
+                        est = prepare_estimator(est, model_seed, n_threads)
+                        tasks.append(
+                            delayed(fit_and_score)(
+                                est, X_all, y_all, train, test, scorers, n_threads
+                            )
+                        )
+                        keys.append(
+                            (
+                                ds_name,
+                                cond_name,
+                                act,
+                                reg_name,
+                                int(seed),
+                                len(train),
+                                len(test),
+                            )
+                        )
+    outputs = run_tasks(
+        tasks, n_jobs=n_jobs, verbose=verbose, progress=progress, desc="factorial"
+    )
+    records = []
+    for key, (scores, fit_time, _) in zip(keys, outputs, strict=True):
+        ds_name, cond_name, act, reg_name, seed, n_train, n_test = key
+        for metric, value in scores.items():
+            records.append(
+                {
+                    "dataset": ds_name,
+                    "condition": cond_name,
+                    "activation": act,
+                    "regularizer": reg_name,
+                    "seed": seed,
+                    "n_train": n_train,
+                    "n_test": n_test,
+                    "metric": metric,
+                    "value": value,
+                    "fit_time": fit_time,
+                }
+            )
+    return FactorialResult(
+        records,
+        datasets=list(datasets),
+        conditions=list(conditions),
+        activations=activations,
+        regularizers=list(regularizers),
+        metrics=list(scorers),
+    )
+
+
+class FactorialResult(_Records):
+    """Results of :func:`factorial_study`: cells, mean ranks, paired tests.
+
+    Parameters
+    ----------
+    records : list of dict
+        One dict per (dataset, condition, activation, regularizer, seed,
+        metric) with ``n_train``, ``n_test``, ``value`` and ``fit_time``.
+    datasets, conditions, activations, regularizers : list of str
+        The factor levels, in study order.
+    metrics : list of str
+        Metric names; the first is the default.
+    """
+
+    _columns = (
+        "dataset",
+        "condition",
+        "activation",
+        "regularizer",
+        "seed",
+        "n_train",
+        "n_test",
+        "metric",
+        "value",
+        "fit_time",
+    )
+    _block = ["dataset", "condition", "activation", "seed"]
+
+    def __init__(
+        self, records, *, datasets, conditions, activations, regularizers, metrics
+    ):
+        self.records = records
+        self.datasets = list(datasets)
+        self.conditions = list(conditions)
+        self.activations = list(activations)
+        self.regularizers = list(regularizers)
+        self.metrics = list(metrics)
+
+    def _metric_frame(self, metric):
+        frame = self.to_frame()
+        return frame[frame["metric"] == self._metric(metric)]
+
+    def cells(self, metric=None):
+        """Mean score over seeds of every (dataset, condition, activation) cell.
+
+        Parameters
+        ----------
+        metric : str, default=None
+            The metric; the first by default.
+
+        Returns
+        -------
+        cells : pandas.DataFrame
+            Indexed by (dataset, condition, activation), one column per
+            regulariser.
+        """
+        frame = self._metric_frame(metric)
+        table = frame.pivot_table(
+            index=["dataset", "condition", "activation"],
+            columns="regularizer",
+            values="value",
+            aggfunc="mean",
+            sort=False,
+        )
+        return table.reindex(columns=self.regularizers)
+
+    def ranks(self, metric=None, by=None):
+        """Mean rank of each regulariser (1 is best), over all blocks.
+
+        A block is one (dataset, condition, activation, seed); regularisers
+        are ranked within it (ties share the average rank).
+
+        Parameters
+        ----------
+        metric : str, default=None
+            The metric; the first by default.
+        by : {"condition", "dataset", "activation"} or None, default=None
+            Also give the mean rank per level of this factor.
+
+        Returns
+        -------
+        ranks : pandas.Series or pandas.DataFrame
+            A Series indexed by regulariser, or with ``by`` a DataFrame with
+            one column per level plus ``"all"``.
+        """
+        pd = _import_pandas("ranks")
+        frame = self._metric_frame(metric).copy()
+        frame["rank"] = frame.groupby(self._block)["value"].rank(
+            ascending=False, method="average"
+        )
+        overall = frame.groupby("regularizer")["rank"].mean().reindex(self.regularizers)
+        if by is None:
+            return overall.rename("mean_rank")
+        if by not in ("condition", "dataset", "activation"):
+            raise ValueError(
+                f"by must be condition, dataset or activation; got {by!r}."
+            )
+        table = frame.pivot_table(
+            index="regularizer", columns=by, values="rank", aggfunc="mean", sort=False
+        ).reindex(self.regularizers)
+        return pd.concat([overall.rename("all"), table], axis=1)
+
+    def compare(
+        self,
+        reference="dreg",
+        *,
+        metric=None,
+        test="wilcoxon",
+        correction="holm",
+        by=None,
+    ):
+        """Paired tests of ``reference`` against every other regulariser.
+
+        Pairs are blocks (dataset, condition, activation, seed): the same
+        data, split and seed.
+
+        Parameters
+        ----------
+        reference : str, default="dreg"
+            The regulariser compared with the others.
+        metric : str, default=None
+            The metric; the first by default.
+        test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
+            The paired test; ``"corrected_t"`` uses ``n_test / n_train``.
+        correction : {"holm", "bonferroni"} or None, default="holm"
+            Correction over all rows of the returned table.
+        by : {"condition", "dataset", "activation"} or None, default=None
+            Test separately per level of this factor.
+
+        Returns
+        -------
+        comparison : pandas.DataFrame
+            One row per (other regulariser[, level]) with ``mean_diff``
+            (reference minus other), ``wins``, ``losses``, ``statistic``,
+            ``p_value``, ``p_adjusted``, ``n_pairs``.
+        """
+        pd = _import_pandas("compare")
+        if reference not in self.regularizers:
+            raise ValueError(
+                f"Unknown reference {reference!r}; regularizers: {self.regularizers}."
+            )
+        frame = self._metric_frame(metric)
+        wide = frame.pivot_table(
+            index=self._block, columns="regularizer", values="value", aggfunc="mean"
+        )
+        ratio = float((frame["n_test"] / frame["n_train"]).mean())
+        groups = [(None, wide)]
+        if by is not None:
+            groups = list(wide.groupby(level=by, sort=False))
+        rows = []
+        for level, sub in groups:
+            for other in self.regularizers:
+                if other == reference:
+                    continue
+                pair = sub[[reference, other]].dropna()
+                diff = (pair[reference] - pair[other]).to_numpy()
+                row = {"regularizer": other}
+                if by is not None:
+                    row[by] = level
+                row.update(
+                    mean_diff=float(diff.mean()) if diff.size else np.nan,
+                    wins=int((diff > 0).sum()),
+                    losses=int((diff < 0).sum()),
+                    statistic=np.nan,
+                    p_value=np.nan,
+                    n_pairs=int(diff.size),
+                )
+                if diff.size >= 2:
+                    row["statistic"], row["p_value"] = paired_test(
+                        diff, test, test_train_ratio=ratio
+                    )
+                rows.append(row)
+        out = pd.DataFrame.from_records(rows)
+        out["p_adjusted"] = adjust_pvalues(out["p_value"].to_numpy(), correction)
+        out.insert(0, "reference", reference)
+        return out
+
+    def to_markdown(self, reference="dreg", *, metric=None, digits=3):
+        """Markdown report: cells, mean score and rank per condition, tests.
+
+        Parameters
+        ----------
+        reference : str, default="dreg"
+            Regulariser tested against the others (Wilcoxon, Holm).
+        metric : str, default=None
+            The metric; the first by default.
+        digits : int, default=3
+            Decimals of the scores.
+
+        Returns
+        -------
+        report : str
+            Four Markdown tables separated by headings.
+        """
+        metric = self._metric(metric)
+        regs = self.regularizers
+        cells = self.cells(metric)
+        parts = [f"### {metric} per cell (mean over seeds)"]
+        rows = [
+            [*idx, *(f"{v:.{digits}f}" for v in cells.loc[idx])] for idx in cells.index
+        ]
+        parts.append(
+            _markdown_table(["dataset", "condition", "activation", *regs], rows)
+        )
+
+        frame = self._metric_frame(metric)
+        means = frame.pivot_table(
+            index="regularizer", columns="condition", values="value", aggfunc="mean"
+        ).reindex(index=regs, columns=self.conditions)
+        parts.append(f"### Mean {metric} per condition (over datasets, activations)")
+        parts.append(
+            _markdown_table(
+                ["regularizer", *self.conditions],
+                [
+                    [r, *(f"{means.loc[r, c]:.{digits}f}" for c in self.conditions)]
+                    for r in regs
+                ],
+            )
+        )
+        ranks = self.ranks(metric, by="condition")
+        parts.append(
+            "### Mean rank (1 = best) within each dataset/condition/activation/seed"
+        )
+        cols = ["all", *self.conditions]
+        parts.append(
+            _markdown_table(
+                ["regularizer", *cols],
+                [[r, *(f"{ranks.loc[r, c]:.2f}" for c in cols)] for r in regs],
+            )
+        )
+        if reference in regs and len(regs) > 1:
+            cmp = self.compare(reference, metric=metric)
+            parts.append(f"### {reference} against each regulariser (Wilcoxon, Holm)")
+            parts.append(
+                _markdown_table(
+                    ["other", "mean diff", "wins/losses", "p", "p (Holm)", "pairs"],
+                    [
+                        [
+                            r.regularizer,
+                            f"{r.mean_diff:+.{digits}f}",
+                            f"{r.wins}/{r.losses}",
+                            _format_p(r.p_value),
+                            _format_p(r.p_adjusted),
+                            r.n_pairs,
+                        ]
+                        for r in cmp.itertuples()
+                    ],
+                )
+            )
+        return "\n\n".join(parts)

@@ -1,0 +1,121 @@
+"""Tests of the cr-sklearn command line."""
+
+import numpy as np
+import pytest
+
+from cr_sklearn.cli import build_parser, main
+
+pytest.importorskip("pandas")
+pytest.importorskip("matplotlib")
+
+FAST = ["--folds", "3", "--repeats", "1", "--n-jobs", "1", "--no-progress"]
+
+
+def test_study_writes_csv_png_markdown(tmp_path, capsys):
+    out = tmp_path / "run"
+    status = main(
+        [
+            "study",
+            "--dataset",
+            "breast-cancer",
+            "--models",
+            "logreg,svc",
+            "--fractions",
+            "0.2,1",
+            "--out",
+            str(out),
+            *FAST,
+        ]
+    )
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "| model | 20% | 100% | fit time (s) |" in printed
+    assert "LogisticRegression (reference)" in printed  # no CR: first model
+    assert "(p=" in printed and "holm" in printed
+    csv = (out / "study.csv").read_text()
+    assert csv.startswith("model,fraction,split") and csv.count("\n") == 1 + 2 * 2 * 3
+    assert (out / "study.png").read_bytes()[:4] == b"\x89PNG"
+    report = (out / "study.md").read_text()
+    assert "RepeatedStratifiedKFold(3 folds x 1 repeats" in report
+    assert "model − LogisticRegression" in report
+
+
+def test_evaluate_alias_runs_full_training_folds(capsys):
+    assert main(["evaluate", "--models", "cr,lr", *FAST]) == 0
+    printed = capsys.readouterr().out
+    assert "| model | 100% | fit time (s) |" in printed
+    assert "| CR (reference) |" in printed
+    assert "| LogisticRegression |" in printed
+
+
+def test_csv_dataset_with_target(tmp_path, capsys):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(90, 3))
+    label = np.where(X[:, 0] > 0, "yes", "no")
+    path = tmp_path / "data.csv"
+    lines = ["a,b,c,label"] + [
+        f"{r[0]},{r[1]},{r[2]},{lab}" for r, lab in zip(X, label, strict=True)
+    ]
+    path.write_text("\n".join(lines))
+    args = ["evaluate", "--dataset", str(path), "--models", "logreg", *FAST]
+    assert main([*args, "--target", "label"]) == 0
+    assert "LogisticRegression" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(args)
+    assert "--target" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["evaluate", "--models", "catboost"], "Unknown model"),
+        (["evaluate", "--dataset", "iris-flowers"], "Unknown dataset"),
+        (["study", "--fractions", "0,1"], "fractions"),
+        (["evaluate", "--scheduler", "tcp://x:1"], "--backend dask"),
+        (["study", "--fractions", "a"], "expected numbers"),
+        (["factorial", "--regularizers", "lasso"], "Unknown regularizer"),
+    ],
+)
+def test_errors_exit_with_a_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--no-progress"])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_help_documents_defaults():
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices
+    study_help = sub["study"].format_help()
+    for option in ("--dataset", "--models", "--fractions", "--repeats", "--n-jobs"):
+        assert option in study_help
+    assert "dask" in study_help and "--scheduler" in study_help
+    assert "quick" in sub["factorial"].format_help()
+
+
+def test_factorial_command(tmp_path, capsys):
+    out = tmp_path / "fact"
+    argv = [
+        "factorial",
+        "--datasets",
+        "breast-cancer",
+        "--activations",
+        "relu",
+        "--regularizers",
+        "none,dreg",
+        "--conditions",
+        "clean",
+        "--seeds",
+        "0",
+        "--n-jobs",
+        "1",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| breast-cancer | clean | relu |" in printed
+    assert "dreg against each regulariser" in printed
+    assert (out / "factorial.csv").read_text().count("\n") == 3
+    assert (out / "factorial.md").exists()

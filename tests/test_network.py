@@ -1,0 +1,258 @@
+"""The dual-stream forward pass against ``torch.func.jacfwd`` (float64)."""
+
+import pytest
+import torch
+from torch.func import jacfwd, vmap
+
+from cr_sklearn.nn import ACTIVATIONS, CRNetwork, random_directions, stream_dreg
+
+ALL_ACTIVATIONS = ["poly", *sorted(ACTIVATIONS)]
+# torch.func loads its forward-mode decompositions through torch.jit.script.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
+
+N_FEATURES, N_OUTPUTS, HIDDEN = 5, 3, (7, 6)
+
+
+def _network(activation="poly", seed=0, **kwargs):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        net = CRNetwork(
+            N_FEATURES,
+            N_OUTPUTS,
+            hidden_layer_sizes=HIDDEN,
+            activation=activation,
+            **kwargs,
+        ).double()
+    with torch.no_grad():
+        for act in net.activations:
+            if hasattr(act, "coefficients"):
+                # Random polynomials, not the identity they start as.
+                act.coefficients.copy_(
+                    0.5 * torch.randn(act.coefficients.shape, generator=gen).double()
+                )
+        net.set_input_scaling(
+            torch.randn(N_FEATURES, generator=gen).double(),
+            0.5 + torch.rand(N_FEATURES, generator=gen).double(),
+        )
+    return net
+
+
+def _inputs(n=9, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    return 2.0 * torch.randn(n, N_FEATURES, generator=gen, dtype=torch.float64)
+
+
+def _layer_function(net, index, masks=None):
+    """Output of activated layer ``index`` (or the output layer) of one sample,
+    as a function of the *standardised* input."""
+
+    def f(h, *sample_masks):
+        h = h.unsqueeze(0)
+        for i, (layer, act) in enumerate(zip(net.hidden, net.activations, strict=True)):
+            h = act(layer(h))
+            if sample_masks:
+                h = h * sample_masks[i]
+            if i == index:
+                return h[0]
+        return net.output(h)[0]
+
+    return f
+
+
+def _relative_error(actual, expected):
+    return float(((actual - expected).norm() / expected.norm()).detach())
+
+
+def _standardised(net, x):
+    return (x - net.input_mean) / net.input_scale
+
+
+@pytest.mark.parametrize("activation", ALL_ACTIVATIONS)
+def test_exact_stream_equals_jacfwd_for_every_layer(activation):
+    net = _network(activation).eval()
+    x = _inputs()
+    res = net.forward_stream(x, "exact")
+    assert res.n_directions == N_FEATURES
+    assert len(res.jacobians) == len(HIDDEN) + 1
+    h0 = _standardised(net, x)
+    for index, jac in enumerate(res.jacobians):
+        expected = vmap(jacfwd(_layer_function(net, index)))(h0)
+        assert jac.shape == expected.shape
+        assert _relative_error(jac, expected) < 1e-10, index
+    torch.testing.assert_close(res.output, net(x), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("activation", ALL_ACTIVATIONS)
+def test_input_jacobian_modes_equal_jacfwd_on_raw_input(activation):
+    net = _network(activation).eval()
+    x = _inputs()
+    # d output / d raw x, scaling included.
+    expected = vmap(jacfwd(lambda xi: net(xi.unsqueeze(0))[0]))(x)
+    for mode in ["forward", "reverse", "auto"]:
+        jac = net.input_jacobian(x, mode=mode)
+        assert jac.shape == (len(x), N_OUTPUTS, N_FEATURES)
+        assert _relative_error(jac, expected) < 1e-10, mode
+
+
+def test_input_jacobian_rejects_unknown_mode():
+    with pytest.raises(ValueError, match="mode"):
+        _network().input_jacobian(_inputs(), mode="sideways")
+
+
+def test_stream_without_jacobian_computes_values_and_derivatives_only():
+    net = _network().eval()
+    x = _inputs()
+    res = net.forward_stream(x, None)
+    assert res.jacobians is None
+    assert res.n_directions == 0
+    torch.testing.assert_close(res.output, net(x), rtol=1e-13, atol=1e-13)
+    assert [d.shape for d in res.derivatives] == [(len(x), w) for w in HIDDEN]
+    res = net.forward_stream(x, None, derivatives=False)
+    assert res.derivatives == [None] * len(HIDDEN)
+
+
+@pytest.mark.parametrize("activation", ["poly", "relu"])
+def test_stream_with_dropout_matches_the_masked_function(activation, monkeypatch):
+    net = _network(activation, dropout=0.3).train()
+    x = _inputs(n=16)
+    masks = []
+    draw = net._dropout_mask
+
+    def recording_mask(h):
+        mask = draw(h)
+        masks.append(mask)
+        return mask
+
+    monkeypatch.setattr(net, "_dropout_mask", recording_mask)
+    with torch.random.fork_rng():
+        torch.manual_seed(3)
+        res = net.forward_stream(x, "exact")
+        torch.manual_seed(3)
+        plain = net(x)
+    masks = masks[: len(HIDDEN)]
+    assert all(m is not None for m in masks)
+    # Some units dropped, so the test sees the mask at all.
+    assert any(bool((m == 0).any()) for m in masks)
+    # Same seed, same masks: the value stream is the plain forward pass.
+    torch.testing.assert_close(res.output, plain, rtol=1e-13, atol=1e-13)
+    h0 = _standardised(net, x)
+    for index, jac in enumerate(res.jacobians):
+        f = _layer_function(net, index, masks)
+        expected = vmap(jacfwd(f), in_dims=(0,) * (1 + len(masks)))(h0, *masks)
+        assert _relative_error(jac, expected) < 1e-10, index
+    # The derivatives carry the mask, so masked units add no local penalty.
+    for d, m in zip(res.derivatives, masks, strict=True):
+        assert bool((d[m == 0] == 0).all())
+
+
+def test_dropout_is_off_in_eval_mode():
+    net = _network(dropout=0.5).eval()
+    x = _inputs()
+    torch.testing.assert_close(net(x), net(x), rtol=0, atol=0)
+
+
+def test_spectral_norm_works_with_the_stream():
+    net = _network(spectral_norm=True)
+    x = _inputs()
+    net.train()
+    for _ in range(20):  # power iterations converge in training mode
+        net(x)
+    net.eval()
+    res = net.forward_stream(x, "exact")
+    for weight in [*res.weights, net.output.weight]:
+        sigma = float(torch.linalg.matrix_norm(weight.detach(), ord=2))
+        assert sigma == pytest.approx(1.0, rel=1e-3)
+    h0 = _standardised(net, x)
+    for index, jac in enumerate(res.jacobians):
+        expected = vmap(jacfwd(_layer_function(net, index)))(h0)
+        assert _relative_error(jac, expected) < 1e-10, index
+    # The penalty reaches the unconstrained parameters through the stream.
+    net.train()
+    stream_dreg(net.forward_stream(x, "exact")).backward()
+    original = net.hidden[0].parametrizations.weight.original
+    assert original.grad is not None
+    assert float(original.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("activation", ["poly", "tanh"])
+def test_projection_estimate_is_unbiased_per_layer(activation):
+    net = _network(activation).eval().requires_grad_(False)
+    x = _inputs(n=8)
+    exact = net.forward_stream(x, "exact").jacobians
+    exact_norms = [j.square().sum(dim=(1, 2)).mean() for j in exact]
+    repeats, k = 600, 3
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        estimated = net.forward_stream(x.repeat(repeats, 1), k)
+    assert estimated.n_directions == k
+    for index, (jac, norm) in enumerate(
+        zip(estimated.jacobians, exact_norms, strict=True)
+    ):
+        assert jac.shape[2] == k
+        # A single draw is noisy, so the check is on the mean only.
+        estimate = jac.square().sum(dim=(1, 2)).mean()
+        assert float(estimate / norm) == pytest.approx(1.0, abs=0.02), index
+    assert float(stream_dreg(estimated) / torch.stack(exact_norms).mean()) == (
+        pytest.approx(1.0, abs=0.02)
+    )
+
+
+def test_explicit_directions_give_jacobian_vector_products():
+    net = _network().eval()
+    x = _inputs()
+    gen = torch.Generator().manual_seed(5)
+    v = torch.randn(1, 2, N_FEATURES, generator=gen, dtype=torch.float64)
+    res = net.forward_stream(x, "exact", directions=v)
+    exact = net.forward_stream(x, "exact").jacobians
+    for jac, full in zip(res.jacobians, exact, strict=True):
+        torch.testing.assert_close(jac, full @ v[0].T, rtol=1e-12, atol=1e-12)
+
+
+def test_random_directions_shape_scale_and_reproducibility():
+    gen = torch.Generator().manual_seed(0)
+    v = random_directions(4, 6, 9, dtype=torch.float64, device="cpu", generator=gen)
+    assert v.shape == (4, 9, 6)
+    assert v.dtype == torch.float64
+    torch.testing.assert_close(v.abs(), torch.full_like(v, 1 / 3))
+    assert bool((v > 0).any()) and bool((v < 0).any())
+    # Each direction set has squared norm n_features: E[V^T V] = I per sample.
+    torch.testing.assert_close(
+        v.square().sum(dim=(1, 2)), torch.full((4,), 6.0).double()
+    )
+    again = random_directions(
+        4,
+        6,
+        9,
+        dtype=torch.float64,
+        device="cpu",
+        generator=torch.Generator().manual_seed(0),
+    )
+    assert torch.equal(v, again)
+    other = random_directions(
+        4,
+        6,
+        9,
+        dtype=torch.float32,
+        device="cpu",
+        generator=torch.Generator().manual_seed(1),
+    )
+    assert other.dtype == torch.float32
+    assert not torch.equal(v.float(), other)
+
+
+def test_set_input_scaling_standardises_inputs():
+    net = CRNetwork(2, 1, hidden_layer_sizes=(3,)).double()
+    x = torch.tensor([[1.0, 10.0], [3.0, 30.0]], dtype=torch.float64)
+    before = net(x)
+    net.set_input_scaling([1.0, 10.0], [2.0, 20.0])
+    shifted = CRNetwork(2, 1, hidden_layer_sizes=(3,)).double()
+    shifted.load_state_dict(net.state_dict())
+    shifted.set_input_scaling([0.0, 0.0], [1.0, 1.0])
+    torch.testing.assert_close(
+        net(x),
+        shifted((x - torch.tensor([1.0, 10.0])) / torch.tensor([2.0, 20.0]).double()),
+    )
+    assert not torch.allclose(before, net(x))

@@ -1,0 +1,356 @@
+"""Persistence: pickle/joblib round-trips and the safe safetensors + JSON format."""
+
+import io
+import json
+import pickle
+import struct
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+
+import cr_sklearn
+from cr_sklearn import CRClassifier, load_model, save_model
+from cr_sklearn._ordinal import CROrdinalRegressor
+from cr_sklearn._persistence import _digest, _split_file
+from cr_sklearn.growth import expand_depth
+
+pytest.importorskip("safetensors", reason="safe persistence needs safetensors")
+
+FAST = dict(max_iter=8, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=120,
+        n_features=5,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=3,
+        random_state=0,
+    )
+    return X, y
+
+
+def _cases(X, y):
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"col{i}" for i in range(X.shape[1])])
+    return {
+        "binary-bool": (CRClassifier((8,), **FAST), X, y > 0),
+        "multiclass-strings-frame": (
+            CRClassifier((8, 8), **FAST),
+            frame,
+            np.array(["low", "mid", "high"], dtype=object)[y],
+        ),
+        "residual-spectral": (
+            CRClassifier((8, 6), architecture="residual", spectral_norm=True, **FAST),
+            X,
+            y,
+        ),
+        "class-weight-dict": (
+            CRClassifier((8,), class_weight={0: 2.0, 1: 1.0, 2: 0.5}, **FAST),
+            X,
+            y,
+        ),
+        "ordinal": (CROrdinalRegressor((8,), **FAST), X, y),
+    }
+
+
+CASES = ["binary-bool", "multiclass-strings-frame", "residual-spectral",
+         "class-weight-dict", "ordinal"]  # fmt: skip
+
+
+def _same_predictions(a, b, X):
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    np.testing.assert_array_equal(a.input_gradient_norms(X), b.input_gradient_norms(X))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_safe_round_trip_is_exact(case, data, tmp_path):
+    est, X, y = _cases(*data)[case]
+    est.fit(X, y)
+    path = tmp_path / "model.safetensors"
+    save_model(est, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = load_model(path)
+    assert type(loaded) is type(est)
+    assert loaded.get_params() == est.get_params()
+    assert loaded.classes_.dtype == est.classes_.dtype
+    np.testing.assert_array_equal(loaded.classes_, est.classes_)
+    assert loaded.n_features_in_ == est.n_features_in_
+    if hasattr(est, "feature_names_in_"):
+        np.testing.assert_array_equal(loaded.feature_names_in_, est.feature_names_in_)
+    assert loaded.loss_curve_ == est.loss_curve_
+    np.testing.assert_array_equal(
+        loaded.gradient_norm_quantiles_, est.gradient_norm_quantiles_
+    )
+    assert len(loaded.net_.history) == len(est.net_.history)
+    _same_predictions(loaded, est, X)
+
+
+@pytest.mark.parametrize("case", ["binary-bool", "ordinal", "residual-spectral"])
+def test_pickle_and_joblib_round_trips_are_exact(case, data, tmp_path):
+    est, X, y = _cases(*data)[case]
+    est.fit(X, y)
+    _same_predictions(pickle.loads(pickle.dumps(est)), est, X)
+    joblib.dump(est, tmp_path / "model.joblib")
+    _same_predictions(joblib.load(tmp_path / "model.joblib"), est, X)
+
+
+def test_grown_residual_network_round_trips(data, tmp_path):
+    X, y = data
+    est = CRClassifier((8,), architecture="residual", **FAST).fit(X, y)
+    grown = expand_depth(est, position=0, n_blocks=2)
+    save_model(grown, tmp_path / "grown.safetensors")
+    loaded = load_model(tmp_path / "grown.safetensors")
+    assert loaded.hidden_layer_sizes == grown.hidden_layer_sizes == (8, 8, 8)
+    _same_predictions(loaded, grown, X)
+
+
+def test_loaded_model_keeps_training_and_global_rng(data, tmp_path):
+    X, y = data
+    est = CRClassifier((8,), **FAST).fit(X, y)
+    save_model(est, tmp_path / "m.safetensors")
+    torch_state = torch.get_rng_state()
+    np_state = np.random.get_state()[1].copy()  # noqa: NPY002
+    loaded = load_model(tmp_path / "m.safetensors")
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    np.testing.assert_array_equal(np.random.get_state()[1], np_state)  # noqa: NPY002
+    # Warm-started training continues from the loaded weights and history.
+    loaded.set_params(warm_start=True, max_iter=2).fit(X, y)
+    assert loaded.n_iter_ == est.n_iter_ + 2
+    assert np.isfinite(loaded.predict_proba(X)).all()
+
+
+def test_save_rejects_what_is_not_plain_data(data, tmp_path):
+    X, y = data
+    path = tmp_path / "m.safetensors"
+    with pytest.raises(NotFittedError):
+        save_model(CRClassifier(), path)
+    with pytest.raises(TypeError, match="CR estimators"):
+        save_model(object(), path)
+    est = CRClassifier((4,), max_iter=2, random_state=np.random.RandomState(0))
+    est.fit(X, y)
+    with pytest.raises(TypeError, match="parameter random_state"):
+        save_model(est, path)
+    from skorch.callbacks import Callback
+
+    est = CRClassifier((4,), max_iter=2, callbacks=[Callback()]).fit(X, y)
+    with pytest.raises(TypeError, match="parameter callbacks"):
+        save_model(est, path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_save_leaves_existing_file_intact(data, tmp_path):
+    X, y = data
+    path = tmp_path / "m.safetensors"
+    save_model(CRClassifier((4,), **FAST).fit(X, y), path)
+    before = path.read_bytes()
+    est = CRClassifier((4,), max_iter=2, random_state=np.random.RandomState(0))
+    with pytest.raises(TypeError):
+        save_model(est.fit(X, y), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.safetensors"]
+
+
+# -- tampered and malicious files ------------------------------------------
+@pytest.fixture(scope="module")
+def saved(data, tmp_path_factory):
+    X, y = data
+    path = tmp_path_factory.mktemp("saved") / "model.safetensors"
+    save_model(CRClassifier((8,), **FAST).fit(X, y), path)
+    return path
+
+
+def _rewrite(src, dst, edit_payload=None, edit_tensors=None):
+    """Copy ``src`` to ``dst`` with edits and a *valid* recomputed digest."""
+    from safetensors.torch import load, save
+
+    blob = src.read_bytes()
+    header, _ = _split_file(blob, src)
+    payload = json.loads(header["__metadata__"]["cr_sklearn"])
+    tensors = load(blob)
+    if edit_payload:
+        edit_payload(payload)
+    if edit_tensors:
+        edit_tensors(tensors)
+    text = json.dumps(payload)
+    data = _split_file(save(tensors, metadata={"cr_sklearn": text}), dst)[1]
+    dst.write_bytes(
+        save(tensors, metadata={"cr_sklearn": text, "sha256": _digest(text, data)})
+    )
+    return dst
+
+
+class _Exploit:
+    """Pickling this object makes unpickling call ``marker.touch()``."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (type(self.marker).touch, (self.marker,))
+
+
+def test_malicious_pickle_is_rejected_without_running_it(saved, tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.safetensors"
+    path.write_bytes(pickle.dumps(_Exploit(marker)))
+    with pytest.raises(ValueError, match="not a valid cr_sklearn model file"):
+        load_model(path)
+    buffer = io.BytesIO()
+    torch.save({"x": _Exploit(marker)}, buffer)
+    path.write_bytes(buffer.getvalue())
+    with pytest.raises(ValueError, match="not a valid cr_sklearn model file"):
+        load_model(path)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda b: b[:-10],  # truncated
+        lambda b: b[:-1] + bytes([b[-1] ^ 0xFF]),  # a weight byte flipped
+        lambda b: b"",
+        lambda b: struct.pack("<Q", 10**12) + b[8:],  # absurd header length
+        lambda b: b.replace(b"CRClassifier", b"CRClassifiex"),  # edited JSON
+    ],
+    ids=["truncated", "flipped-weight", "empty", "header-length", "edited-json"],
+)
+def test_tampered_bytes_are_rejected(saved, tmp_path, corrupt):
+    path = tmp_path / "tampered.safetensors"
+    blob = corrupt(saved.read_bytes())
+    assert blob != saved.read_bytes()
+    path.write_bytes(blob)
+    with pytest.raises(ValueError, match="not a valid cr_sklearn model file"):
+        load_model(path)
+
+
+def _set(key, value):
+    def edit(payload):
+        payload[key] = value
+
+    return edit
+
+
+def _set_attr(name, value):
+    def edit(payload):
+        payload["attributes"][name] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (_set("estimator", "builtins.eval"), "unknown estimator class"),
+        (_set("estimator", "BaseCR"), "unknown estimator class"),
+        (_set("format", "pickle"), "unknown format"),
+        (_set_attr("predict", 1), "attribute name 'predict' is not allowed"),
+        (_set_attr("__class__", 1), "is not allowed"),
+        (_set_attr("net_", 1), "is not allowed"),
+        (_set_attr("classes_", {"__type__": "pickle", "data": "x"}), "unknown encoded"),
+        (
+            _set_attr(
+                "classes_",
+                {
+                    "__type__": "ndarray",
+                    "dtype": "O",
+                    "shape": [1],
+                    "data": [{"__type__": "dict", "items": []}],
+                },
+            ),
+            "object arrays may only hold scalars",
+        ),  # fmt: skip
+        (
+            _set_attr(
+                "classes_",
+                {"__type__": "ndarray", "dtype": "<M8[ns]", "shape": [1], "data": [0]},
+            ),
+            "unsupported dtype",
+        ),  # fmt: skip
+        (_set_attr("n_features_in_", -3), "invalid n_features_in_"),
+    ],
+)
+def test_crafted_payloads_are_rejected(saved, tmp_path, edit, match):
+    path = _rewrite(saved, tmp_path / "crafted.safetensors", edit_payload=edit)
+    with pytest.raises(ValueError, match=match):
+        load_model(path)
+
+
+def test_weights_must_match_the_network_the_parameters_describe(saved, tmp_path):
+    def wider(payload):
+        payload["params"]["hidden_layer_sizes"] = {"__type__": "tuple", "items": [9]}
+
+    path = _rewrite(saved, tmp_path / "a.safetensors", edit_payload=wider)
+    with pytest.raises(ValueError, match="shape"):
+        load_model(path)
+
+    def extra(tensors):
+        tensors["module.extra"] = torch.zeros(2)
+
+    path = _rewrite(saved, tmp_path / "b.safetensors", edit_tensors=extra)
+    with pytest.raises(ValueError, match="unexpected"):
+        load_model(path)
+
+    def poison(tensors):
+        tensors["module.output.weight"][0, 0] = float("nan")
+
+    path = _rewrite(saved, tmp_path / "c.safetensors", edit_tensors=poison)
+    with pytest.raises(ValueError, match="non-finite"):
+        load_model(path)
+
+    def as_double(tensors):
+        tensors["module.output.bias"] = tensors["module.output.bias"].double()
+
+    path = _rewrite(saved, tmp_path / "d.safetensors", edit_tensors=as_double)
+    with pytest.raises(ValueError, match="dtype"):
+        load_model(path)
+
+
+def test_invalid_parameters_are_rejected(saved, tmp_path):
+    def bad_degree(payload):
+        payload["params"]["degree"] = -1
+
+    path = _rewrite(saved, tmp_path / "a.safetensors", edit_payload=bad_degree)
+    with pytest.raises(ValueError, match="degree"):
+        load_model(path)
+
+    def unknown(payload):
+        payload["params"]["exec"] = "print(1)"
+
+    path = _rewrite(saved, tmp_path / "b.safetensors", edit_payload=unknown)
+    with pytest.raises(ValueError, match=r"unknown \['exec'\]"):
+        load_model(path)
+
+
+def test_other_versions_warn_or_raise(saved, tmp_path):
+    def older(payload):
+        payload["versions"]["cr_sklearn"] = "0.0.1"
+
+    path = _rewrite(saved, tmp_path / "old.safetensors", edit_payload=older)
+    with pytest.warns(UserWarning, match=r"saved with cr_sklearn 0\.0\.1"):
+        load_model(path)
+
+    path = _rewrite(
+        saved, tmp_path / "new.safetensors", edit_payload=_set("format_version", 99)
+    )
+    with pytest.raises(ValueError, match="format version 99.*Upgrade"):
+        load_model(path)
+
+
+def test_file_records_versions(saved):
+    header, _ = _split_file(saved.read_bytes(), saved)
+    payload = json.loads(header["__metadata__"]["cr_sklearn"])
+    assert payload["format_version"] == 1
+    assert payload["versions"]["cr_sklearn"] == cr_sklearn.__version__
+    assert {"scikit-learn", "torch", "numpy"} <= set(payload["versions"])

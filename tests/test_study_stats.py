@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from cr_sklearn.study._stats import (
+    adjust_pvalues,
+    corrected_ttest,
+    paired_test,
+    wilcoxon_test,
+)
+
+
+def test_corrected_ttest_matches_nadeau_bengio_formula():
+    d = np.array([0.02, 0.03, -0.01, 0.04, 0.01, 0.02, 0.00, 0.05])
+    t, p = corrected_ttest(d, test_train_ratio=0.25)
+    k = len(d)
+    expected_t = d.mean() / np.sqrt((1 / k + 0.25) * d.var(ddof=1))
+    assert t == pytest.approx(expected_t)
+    assert p == pytest.approx(2 * stats.t.sf(abs(expected_t), df=k - 1))
+
+
+def test_corrected_ttest_without_overlap_is_the_paired_t_test():
+    d = np.random.RandomState(0).normal(0.01, 0.02, size=25)
+    t, p = corrected_ttest(d, test_train_ratio=0.0)
+    ref = stats.ttest_1samp(d, 0.0)
+    assert t == pytest.approx(ref.statistic)
+    assert p == pytest.approx(ref.pvalue)
+
+
+def test_corrected_ttest_is_more_conservative_than_plain():
+    d = np.random.RandomState(1).normal(0.01, 0.02, size=25)
+    assert corrected_ttest(d, 0.25)[1] > corrected_ttest(d, 0.0)[1]
+
+
+def test_corrected_ttest_degenerate_cases():
+    assert corrected_ttest(np.zeros(5), 0.25) == (0.0, 1.0)
+    t, p = corrected_ttest(np.full(5, 0.1), 0.25)
+    assert t == np.inf and p == 0.0
+    with pytest.raises(ValueError, match="at least 2"):
+        corrected_ttest([0.1], 0.25)
+
+
+def test_wilcoxon_matches_scipy_and_handles_all_zero():
+    d = np.array([0.02, -0.01, 0.03, 0.05, 0.04, 0.01, 0.06])
+    stat, p = wilcoxon_test(d)
+    ref = stats.wilcoxon(d)
+    assert (stat, p) == pytest.approx((ref.statistic, ref.pvalue))
+    assert wilcoxon_test(np.zeros(4)) == (0.0, 1.0)
+
+
+def test_paired_test_dispatch_and_errors():
+    d = np.array([0.1, 0.2, 0.15, 0.3])
+    assert paired_test(d, "wilcoxon") == wilcoxon_test(d)
+    assert paired_test(d, "corrected_t", 0.2) == corrected_ttest(d, 0.2)
+    with pytest.raises(ValueError, match="ratio"):
+        paired_test(d, "corrected_t")
+    with pytest.raises(ValueError, match="test must be"):
+        paired_test(d, "sign")
+
+
+def test_holm_and_bonferroni_known_values():
+    p = [0.01, 0.04, 0.03, 0.005]
+    np.testing.assert_allclose(adjust_pvalues(p, "holm"), [0.03, 0.06, 0.06, 0.02])
+    np.testing.assert_allclose(
+        adjust_pvalues(p, "bonferroni"), [0.04, 0.16, 0.12, 0.02]
+    )
+    np.testing.assert_allclose(adjust_pvalues([0.5, 0.6], "bonferroni"), [1.0, 1.0])
+    np.testing.assert_allclose(adjust_pvalues(p, None), p)
+
+
+def test_holm_ignores_nan_in_the_family():
+    out = adjust_pvalues([0.01, np.nan, 0.02], "holm")
+    assert np.isnan(out[1])
+    np.testing.assert_allclose(out[[0, 2]], [0.02, 0.02])
+    with pytest.raises(ValueError, match="correction"):
+        adjust_pvalues([0.1], "sidak")

@@ -1,0 +1,168 @@
+"""Units of the skorch machinery: batch loader, seeding context, finite guard."""
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import Callback
+
+from cr_sklearn import CRClassifier
+from cr_sklearn._training import (
+    _BatchLoader,
+    _FiniteGuard,
+    _TensorDataset,
+    _torch_context,
+)
+
+
+def _dataset(n=23, weights=True):
+    X = torch.arange(n, dtype=torch.float32).unsqueeze(1).repeat(1, 2)
+    y = torch.arange(n)
+    w = torch.arange(n, dtype=torch.float32) if weights else None
+    return _TensorDataset(X, y, w)
+
+
+def _epoch(loader):
+    return [(Xb, yb) for Xb, yb in loader]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_batch_loader_covers_every_row_once_per_epoch(shuffle):
+    loader = _BatchLoader(_dataset(), batch_size=5, shuffle=shuffle)
+    assert len(loader) == 5
+    with _torch_context(0):
+        batches = _epoch(loader)
+    assert [len(yb) for _, yb in batches] == [5, 5, 5, 5, 3]
+    rows = torch.cat([yb for _, yb in batches])
+    assert sorted(rows.tolist()) == list(range(23))
+    if not shuffle:
+        assert rows.tolist() == list(range(23))
+    for Xb, yb in batches:
+        # Features and weights are sliced with the same indices as the target.
+        assert set(Xb) == {"X", "sample_weight"}
+        assert torch.equal(Xb["X"][:, 0].long(), yb)
+        assert torch.equal(Xb["sample_weight"].long(), yb)
+
+
+def test_batch_loader_shuffles_reproducibly_under_the_seed():
+    loader = _BatchLoader(_dataset(weights=False), batch_size=4, shuffle=True)
+
+    def order(seed, epochs=2):
+        with _torch_context(seed):
+            return [torch.cat([yb for _, yb in _epoch(loader)]) for _ in range(epochs)]
+
+    first, again, other = order(0), order(0), order(1)
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not torch.equal(first[0], other[0])
+    # Each epoch draws a new order.
+    assert not torch.equal(first[0], first[1])
+    assert first[0].tolist() != list(range(23))
+
+
+def test_batch_loader_single_batch_when_data_is_small():
+    loader = _BatchLoader(_dataset(6), batch_size=10, shuffle=True)
+    ((Xb, yb),) = _epoch(loader)
+    assert yb.tolist() == list(range(6))
+    assert len(loader) == 1
+
+
+def test_torch_context_restores_rng_state_and_threads():
+    threads = torch.get_num_threads()
+    torch.manual_seed(7)
+    state = torch.get_rng_state()
+    with _torch_context(123, n_threads=threads + 1):
+        assert torch.get_num_threads() == threads + 1
+        inside = torch.rand(3)
+    assert torch.get_num_threads() == threads
+    assert torch.equal(torch.get_rng_state(), state)
+    with _torch_context(123):
+        assert torch.get_num_threads() == threads
+        assert torch.equal(torch.rand(3), inside)
+
+
+def test_torch_context_restores_after_an_error():
+    threads = torch.get_num_threads()
+    state = torch.get_rng_state()
+    with pytest.raises(RuntimeError, match="boom"):
+        with _torch_context(0, n_threads=threads + 1):
+            torch.rand(5)
+            raise RuntimeError("boom")
+    assert torch.get_num_threads() == threads
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+class _PoisonAt(Callback):
+    """Set one weight to NaN at the start of the given epochs; keep the state
+    seen after each epoch (the guard runs before this callback)."""
+
+    def __init__(self, epochs):
+        self.epochs = epochs
+
+    def initialize(self):
+        self.epoch_ = 0
+        self.states_ = []
+        return self
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.epoch_ += 1
+        if self.epoch_ in self.epochs:
+            with torch.no_grad():
+                net.module_.hidden[0].weight[0, 0] = float("nan")
+
+    def on_epoch_end(self, net, **kwargs):
+        state = net.module_.state_dict()
+        self.states_.append({k: v.detach().clone() for k, v in state.items()})
+
+
+def _data():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _classifier(poison, max_iter):
+    return CRClassifier(
+        hidden_layer_sizes=(4,),
+        max_iter=max_iter,
+        early_stopping=False,
+        learning_rate_init=1e-2,
+        callbacks=[("poison", poison)],
+        random_state=0,
+    )
+
+
+def test_finite_guard_rolls_back_and_halves_the_learning_rate():
+    poison = _PoisonAt({3})
+    clf = _classifier(poison, max_iter=5).fit(*_data())
+    history = clf.net_.history
+    assert [row.get("rolled_back", False) for row in history] == [
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
+    # The NaN weight made every step of epoch 3 non-finite: all skipped.
+    assert all(batch.get("skipped") for batch in history[2]["batches"])
+    # Epoch 3 ended on the state of epoch 2.
+    for key, value in poison.states_[1].items():
+        assert torch.equal(poison.states_[2][key], value), key
+    assert clf.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.5e-2)
+    # ... and training went on from there.
+    assert not torch.equal(
+        poison.states_[4]["hidden.0.weight"], poison.states_[2]["hidden.0.weight"]
+    )
+    assert np.isfinite(clf.predict_proba(_data()[0])).all()
+    assert np.isfinite(clf.loss_curve_[3:]).all()
+
+
+def test_finite_guard_gives_up_after_max_retries():
+    guard = _FiniteGuard()
+    poison = _PoisonAt(set(range(1, 20)))
+    clf = _classifier(poison, max_iter=guard.max_retries + 3)
+    with pytest.raises(FloatingPointError, match="diverged"):
+        clf.fit(*_data())
+    # It gave up after max_retries roll-backs, on the first failure beyond.
+    assert poison.epoch_ == guard.max_retries + 1
+    # The last finite state is restored before raising.
+    params = list(clf.net_.module_.parameters())
+    assert all(bool(torch.isfinite(p).all()) for p in params)
