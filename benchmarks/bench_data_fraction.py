@@ -35,7 +35,11 @@ def main():
         import pandas as pd
 
         result = StudyResult.from_frame(pd.read_csv(args.from_csv))
-        elapsed, source = None, f"records of `cr-sklearn study` ({args.from_csv})"
+        name = Path(args.from_csv).name
+        elapsed, source = (
+            None,
+            f"the records of an identical `cr-sklearn study` ({name})",
+        )
     else:
         X, y = load_pima(return_X_y=True)
         models = {"CR": CRClassifier(), **default_baselines()}

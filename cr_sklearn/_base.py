@@ -3,6 +3,7 @@
 import copy
 import numbers
 import threading
+import warnings
 from abc import abstractmethod
 from contextlib import contextmanager
 
@@ -86,6 +87,30 @@ def _check_training_range(X):
             f"(limit {_MAX_ABS_TRAINING_INPUT:.0e}; training runs in float32). "
             "Rescale these features, e.g. with np.log1p or "
             "sklearn.preprocessing.RobustScaler."
+        )
+
+
+def _warn_if_unstandardized(X):
+    """Warn, naming columns, when features are far from zero mean, unit scale."""
+    if X.shape[0] < 2:
+        return
+    mean = np.mean(X, axis=0)
+    std = np.std(X, axis=0)
+    # Loose bounds: only scales that slow or destabilise training are flagged.
+    off = (
+        (np.abs(mean) > 3 * np.maximum(std, 1.0))
+        | (std > 10)
+        | ((std > 0) & (std < 0.1))
+    )
+    cols = np.flatnonzero(off)
+    if len(cols):
+        warnings.warn(
+            f"Features are not standardised (column(s) {cols[:10].tolist()} have "
+            "a mean or standard deviation far from 0 and 1) and "
+            "standardize=False. Set standardize=True (the default), or scale "
+            "X first, e.g. make_pipeline(StandardScaler(), CRClassifier(...)).",
+            UserWarning,
+            stacklevel=3,
         )
 
 
@@ -288,6 +313,28 @@ class BaseCR(BaseEstimator):
             spectral_norm=self.spectral_norm,
         )
 
+    def _output_bias(self, y_codes):
+        """Initial output bias (the prior's logits); zeros by default."""
+        return None
+
+    def _initialize_output(self, module, y_codes):
+        """Start training from the prior: zero output weights, prior bias.
+
+        The initial model predicts the training class prior for every input,
+        never worse than the majority class, and the first steps fit the
+        output layer on near-linear features (the polynomials start as the
+        identity), so short or small-data fits behave like a linear model.
+        Spectrally normalised output layers keep their random start (a zero
+        matrix has no spectral normalisation).
+        """
+        if self.spectral_norm:
+            return
+        bias = self._output_bias(y_codes)
+        with torch.no_grad():
+            module.output.weight.zero_()
+            if bias is not None:
+                module.output.bias.copy_(torch.as_tensor(bias))
+
     def _split_validation(self, y_codes, seed):
         """Indices (train, valid) for early stopping, or ``None`` if too small."""
         n = len(y_codes)
@@ -379,6 +426,8 @@ class BaseCR(BaseEstimator):
             multi_output=False,
         )
         _check_training_range(X)
+        if reset and not self.standardize:
+            _warn_if_unstandardized(X)
         y_codes = self._encode_targets(y, reset=reset, classes=classes)
         weight = self._class_sample_weight(y_codes)
         if sample_weight is not None:
@@ -428,6 +477,7 @@ class BaseCR(BaseEstimator):
                     # Constant columns, and scales that underflow in float32.
                     scale[~(scale >= np.finfo(np.float32).tiny)] = 1.0
                     self.net_.module_.set_input_scaling(mean, scale)
+                self._initialize_output(self.net_.module_, y_codes[train_idx])
             self.net_.train_split = (
                 None if valid_ds is None else predefined_split(valid_ds)
             )

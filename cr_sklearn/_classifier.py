@@ -180,6 +180,13 @@ class CRClassifier(ClassifierMixin, BaseCR):
     def _make_criterion(self):
         return _BinaryLogitLoss() if len(self.classes_) == 2 else _CrossEntropyLoss()
 
+    def _output_bias(self, y_codes):
+        counts = np.bincount(y_codes, minlength=len(self.classes_)) + 1.0
+        log_prior = np.log(counts / counts.sum())
+        if len(self.classes_) == 2:
+            return log_prior[1:] - log_prior[:1]
+        return log_prior - log_prior.mean()
+
     def _validation_score(self, net, output, y_codes):
         if output.shape[1] == 1:
             pred = (output[:, 0] > 0).long()

@@ -421,6 +421,21 @@ def load_model(path, *, device="cpu"):
     The digest detects corruption and careless edits, not a deliberate
     forgery (anyone can recompute it). What makes loading safe is the
     format: plain data is read and checked, nothing is executed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CROrdinalRegressor, load_model, save_model
+    >>> X, y = make_classification(
+    ...     n_samples=100, n_classes=3, n_informative=4, random_state=0)
+    >>> model = CROrdinalRegressor((8,), max_iter=5, random_state=0).fit(X, y)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "ordinal.safetensors")
+    ...     save_model(model, path)
+    ...     loaded = load_model(path)
+    >>> loaded.classes_
+    array([0, 1, 2])
     """
     load_tensors = _safetensors().load
 
@@ -461,6 +476,8 @@ def load_model(path, *, device="cpu"):
             f"{cls.__name__} in this cr_sklearn version: unknown "
             f"{sorted(set(params) - valid)}, missing {sorted(valid - set(params))}."
         )
+    if params.get("callbacks"):
+        raise _bad(path, "it lists callbacks: callback objects are never loaded")
     estimator.set_params(**params)
     estimator._validate_params()
 

@@ -191,12 +191,23 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
     Returns
     -------
     norms : ndarray of shape (n_samples,)
+        The Frobenius norm of each sample's Jacobian of the output.
 
     Notes
     -----
     Piecewise-constant models (tree ensembles) have zero gradient almost
     everywhere and jumps elsewhere, so their finite-difference norms depend
     on ``step``; read their tau as a property of that step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from cr_sklearn import gradient_norms
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])
+    >>> lr = LogisticRegression().fit(X, [0, 0, 1, 1])
+    >>> bool(np.allclose(gradient_norms(lr, X), np.linalg.norm(lr.coef_)))
+    True
     """
     check_is_fitted(estimator)
     cr, before = _cr_step(estimator)
@@ -271,7 +282,7 @@ class DREGScorer:
 
     See Also
     --------
-    gradient_tail_ratio : tau from norms, with pooling across folds.
+    gradient_tail_ratio : Tau from norms, with pooling across folds.
     gradient_norms : The per-sample norms this scorer summarises.
 
     Notes
@@ -351,6 +362,7 @@ def macro_averaged_mean_absolute_error(y_true, y_pred, *, sample_weight=None):
     Returns
     -------
     mae : float
+        The mean over classes of each class's mean absolute error.
 
     Examples
     --------

@@ -9,6 +9,7 @@ against non-finite steps, and the seeding/threading context of a fit.
 
 import copy
 import math
+import threading
 from contextlib import contextmanager
 
 import torch
@@ -270,24 +271,31 @@ class _EarlyStopping(EarlyStopping):
             super().on_train_end(net, **kwargs)
 
 
+# Re-entrant: a fit may run inside another's seeded section (e.g. growth).
+_GLOBAL_STATE_LOCK = threading.RLock()
+
+
 @contextmanager
 def _torch_context(seed, n_threads=None, device="cpu"):
     """Seed torch locally and bound its threads, restoring both afterwards.
 
     ``fork_rng`` saves and restores the global RNG state, so a fit neither
-    depends on nor changes the caller's random streams.
+    depends on nor changes the caller's random streams. That state is
+    process-wide: fits in concurrent threads take turns (they would otherwise
+    draw from, and restore, each other's streams).
     """
     devices = []
     if str(device).startswith("cuda"):
         dev = torch.device(device)
         devices = [dev.index if dev.index is not None else torch.cuda.current_device()]
-    previous = torch.get_num_threads()
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        if n_threads is not None:
-            torch.set_num_threads(int(n_threads))
-        try:
-            yield
-        finally:
+    with _GLOBAL_STATE_LOCK:
+        previous = torch.get_num_threads()
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)
             if n_threads is not None:
-                torch.set_num_threads(previous)
+                torch.set_num_threads(int(n_threads))
+            try:
+                yield
+            finally:
+                if n_threads is not None:
+                    torch.set_num_threads(previous)

@@ -280,7 +280,8 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         cache. A folder (str or path-like) or a :class:`joblib.Memory` with
         a location: kept in memory and also written under
         ``<folder>/cr_sklearn_text/``, where later processes (and parallel
-        workers) read it. Nothing is written to disk unless a folder is given.
+        workers) read it; a ``joblib.Memory(None)`` caches in memory only.
+        Nothing is written to disk unless a folder is given.
 
     See Also
     --------

@@ -40,13 +40,17 @@ here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd(
 shared = here.parents[1] / "shared" / "data"
 data_home = os.environ.get("CR_SKLEARN_DATA") or (shared if shared.is_dir() else None)
 
+# CR_SKLEARN_EXAMPLE_QUICK=1 (the test suite's smoke run) shrinks the subset.
+quick = os.environ.get("CR_SKLEARN_EXAMPLE_QUICK") == "1"
+n_train, n_test = (150, 100) if quick else (600, 300)
+
 train = load_sst5(data_home, subset="train")
 test = load_sst5(data_home, subset="test")
 names = train.target_names
 
 rows, _ = train_test_split(
     np.arange(len(train.target)),
-    train_size=600,
+    train_size=n_train,
     stratify=train.target,
     random_state=0,
 )
@@ -54,7 +58,7 @@ texts_train = [train.texts[i] for i in rows]
 y_train = train.target[rows]
 test_rows, _ = train_test_split(
     np.arange(len(test.target)),
-    train_size=300,
+    train_size=n_test,
     stratify=test.target,
     random_state=0,
 )

@@ -33,7 +33,12 @@ TOP_LEVEL_ONLY = {"EX01"}
 # the module's own API and is validated.
 TORCH_HOOKS = {name for name in dir(torch.nn.Module) if name != "forward"}
 # Public subpackages whose ``__all__`` is public API.
-SUBPACKAGES = ["cr_sklearn.nn", "cr_sklearn.datasets"]
+SUBPACKAGES = [
+    "cr_sklearn.nn",
+    "cr_sklearn.datasets",
+    "cr_sklearn.study",
+    "cr_sklearn.plotting",
+]
 
 
 def _public_objects():

@@ -65,6 +65,7 @@ def test_divergence_rolls_back_and_halves_the_step(data, early_stopping):
     assert est.score(X, y) > 0.6
 
 
+@pytest.mark.filterwarnings("ignore:Features are not standardised")
 @pytest.mark.parametrize("early_stopping", [True, False])
 def test_hopeless_divergence_raises_and_keeps_finite_weights(data, early_stopping):
     X, y = data

@@ -279,6 +279,10 @@ def _set_attr(name, value):
             "unsupported dtype",
         ),  # fmt: skip
         (_set_attr("n_features_in_", -3), "invalid n_features_in_"),
+        (
+            lambda p: p["params"].update(callbacks=[["os.system", "rm"]]),
+            "callback objects are never loaded",
+        ),
     ],
 )
 def test_crafted_payloads_are_rejected(saved, tmp_path, edit, match):

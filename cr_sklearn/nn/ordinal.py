@@ -123,35 +123,84 @@ class OrdinalHead(nn.Module):
         self.cutpoint_log_gaps = nn.Parameter(gaps + torch.log(-torch.expm1(-gaps)))
 
     def cutpoints(self):
-        """The ordered cut-points, shape (K - 1,)."""
+        """The ordered cut-points.
+
+        Returns
+        -------
+        torch.Tensor of shape (K - 1,)
+            Strictly increasing.
+        """
         return ordered_cutpoints(self.cutpoint_first, self.cutpoint_log_gaps)
 
     def log_proba(self, eta):
-        """Log class probabilities for latent scores ``eta`` (batch,)."""
+        """Log class probabilities of the cumulative logit model.
+
+        Parameters
+        ----------
+        eta : torch.Tensor of shape (batch,)
+            Latent scores.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, K)
+            ``log P(y = k | eta)``; each row's exponentials sum to 1.
+        """
         return cumulative_link_log_proba(eta, self.cutpoints().to(eta.dtype))
 
     def forward(self, output, target):
+        """Per-sample loss of the head (see the subclass).
+
+        Parameters
+        ----------
+        output : torch.Tensor of shape (batch, 1)
+            Network output: the latent score.
+        target : torch.Tensor of shape (batch,)
+            Class codes ``0..K-1``.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch,)
+            The loss of each sample.
+        """
+        return self._loss(output[:, 0], target.long())
+
+    def _loss(self, eta, target):
         raise NotImplementedError
 
     def extra_repr(self):
         return f"n_classes={self.n_classes}"
 
 
-class CumulativeLinkLoss(OrdinalHead):
-    """Cumulative-link (proportional-odds) negative log-likelihood per sample."""
+_HEAD_PARAMETERS = """
+    Parameters
+    ----------
+    n_classes : int
+        Number of ordered classes ``K >= 2``.
+    init_cutpoints : array-like of shape (K - 1,), optional
+        Increasing initial cut-points; see :class:`OrdinalHead`.
+"""
 
-    def forward(self, output, target):
-        logp = self.log_proba(output[:, 0])
-        return -logp.gather(1, target.long().unsqueeze(1))[:, 0]
+
+class CumulativeLinkLoss(OrdinalHead):
+    __doc__ = (
+        "Cumulative-link (proportional-odds) negative log-likelihood per sample.\n"
+        + _HEAD_PARAMETERS
+    )
+
+    def _loss(self, eta, target):
+        return -self.log_proba(eta).gather(1, target.unsqueeze(1))[:, 0]
 
 
 class CORALLoss(OrdinalHead):
-    """CORAL loss per sample: ``sum_k BCE(sigmoid(eta - theta_k), [y > k])``."""
+    __doc__ = (
+        "CORAL loss per sample: ``sum_k BCE(sigmoid(eta - theta_k), [y > k])``.\n"
+        + _HEAD_PARAMETERS
+    )
 
-    def forward(self, output, target):
-        logits = output[:, :1] - self.cutpoints().to(output.dtype).unsqueeze(0)
-        ranks = torch.arange(self.n_classes - 1, device=output.device)
-        levels = (target.long().unsqueeze(1) > ranks.unsqueeze(0)).to(output.dtype)
+    def _loss(self, eta, target):
+        logits = eta.unsqueeze(1) - self.cutpoints().to(eta.dtype).unsqueeze(0)
+        ranks = torch.arange(self.n_classes - 1, device=eta.device)
+        levels = (target.unsqueeze(1) > ranks.unsqueeze(0)).to(eta.dtype)
         loss = F.binary_cross_entropy_with_logits(logits, levels, reduction="none")
         return loss.sum(1)
 

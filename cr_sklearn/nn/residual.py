@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from .activations import PolyActivation, make_activation
-from .network import StreamOutput, random_directions
+from .network import CRNetwork, StreamOutput, random_directions
 
 __all__ = ["RMSNorm", "ResidualBlock", "ResidualCRNetwork"]
 
@@ -365,31 +365,9 @@ class ResidualCRNetwork(nn.Module):
         return self
 
     # -- passes --------------------------------------------------------------
-    def set_input_scaling(self, mean, scale):
-        """Set the standardisation ``(x - mean) / scale`` applied to inputs.
-
-        Parameters
-        ----------
-        mean : array-like of shape (n_features,)
-            Subtracted from each raw input.
-        scale : array-like of shape (n_features,)
-            Divides each centred input; no zeros.
-
-        Returns
-        -------
-        self : ResidualCRNetwork
-            The network, rescaled in place.
-        """
-        with torch.no_grad():
-            self.input_mean.copy_(torch.as_tensor(mean, dtype=self.input_mean.dtype))
-            self.input_scale.copy_(torch.as_tensor(scale, dtype=self.input_scale.dtype))
-        return self
-
-    def _dropout_mask(self, h):
-        if not (self.training and self.dropout > 0):
-            return None
-        keep = torch.rand_like(h) >= self.dropout
-        return keep.to(h.dtype) / (1.0 - self.dropout)
+    # Same standardisation buffers and dropout as the plain network.
+    set_input_scaling = CRNetwork.set_input_scaling
+    _dropout_mask = CRNetwork._dropout_mask
 
     def forward(self, x):
         """Compute the output only: the cheapest pass, used for prediction.

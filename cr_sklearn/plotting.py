@@ -1,0 +1,645 @@
+"""Displays of fitted CR networks: learned activations, gradient norms, loss curves.
+
+The Displays follow scikit-learn's plotting API: a ``from_estimator``
+class method computes what is drawn (plain numpy arrays) and calls
+:meth:`plot`, which draws with matplotlib and returns the display with
+``ax_`` and ``figure_`` set. matplotlib is imported inside ``plot`` only, so
+importing this module does not need it.
+"""
+
+import numpy as np
+import torch
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+from ._scoring import gradient_norms, gradient_tail_ratio
+from .nn import FixedActivation, PolyActivation
+
+__all__ = ["ActivationDisplay", "GradientNormDisplay", "LossCurveDisplay"]
+
+
+def _cr_estimator(estimator, X=None):
+    """The fitted CR estimator inside ``estimator``, and ``X`` as it sees it.
+
+    Unwraps a :class:`~sklearn.pipeline.Pipeline` (transforming ``X`` through
+    the steps before the last) and meta-estimators holding the fitted model in
+    ``estimator_`` (e.g. :class:`~cr_sklearn.DepthGrowth`).
+    """
+    if isinstance(estimator, Pipeline):
+        if X is not None:
+            X = estimator[:-1].transform(X)
+        estimator = estimator.steps[-1][1]
+    check_is_fitted(estimator)
+    if not hasattr(estimator, "net_") and hasattr(estimator, "estimator_"):
+        estimator = estimator.estimator_
+    if not hasattr(estimator, "net_"):
+        raise TypeError(
+            f"{type(estimator).__name__} is not a fitted CR estimator (no net_ "
+            "attribute): pass a CRClassifier, CROrdinalRegressor, a pipeline "
+            "ending in one, or a DepthGrowth."
+        )
+    return estimator, X
+
+
+def _pyplot():
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+# -- learned activations -----------------------------------------------------
+def _pre_activations(module, X):
+    """Per activation module (in network order): ``(module, z_min, z_max)``.
+
+    The ranges come from one forward pass on ``X``: forward pre-hooks record
+    the input of every activation module.
+    """
+    acts = [
+        m for m in module.modules() if isinstance(m, PolyActivation | FixedActivation)
+    ]
+    seen = {id(m): [] for m in acts}
+
+    def hook(mod, args):
+        seen[id(mod)].append(args[0].detach())
+
+    handles = [m.register_forward_pre_hook(hook) for m in acts]
+    try:
+        with torch.inference_mode():
+            module(torch.as_tensor(np.asarray(X, dtype=np.float64)))
+    finally:
+        for handle in handles:
+            handle.remove()
+    out = []
+    for m in acts:
+        if not seen[id(m)]:
+            continue
+        z = torch.cat(seen[id(m)]).reshape(-1, seen[id(m)][0].shape[-1])
+        out.append((m, z.min(0).values.numpy(), z.max(0).values.numpy()))
+    return out
+
+
+def _nonlinearity(grid, values):
+    """Per column: RMS distance of ``values`` from their straight-line fit."""
+    scores = np.empty(grid.shape[1])
+    for i in range(grid.shape[1]):
+        coef = np.polyfit(grid[:, i], values[:, i], 1) if np.ptp(grid[:, i]) else None
+        fit = np.polyval(coef, grid[:, i]) if coef is not None else values[:, i]
+        scores[i] = np.sqrt(np.mean((values[:, i] - fit) ** 2))
+    return scores
+
+
+class ActivationDisplay:
+    """Learned activation of each neuron, per layer: a grid of small curves.
+
+    Each row is one activated layer, each column one of its neurons; each
+    curve is the neuron's activation ``phi_i(z)`` drawn over the range of
+    pre-activations ``z`` that the data passed to :meth:`from_estimator`
+    produced (KAN-style). Build it with :meth:`from_estimator`.
+
+    Parameters
+    ----------
+    grids : list of ndarray of shape (n_points, n_shown)
+        Pre-activation values per layer; column ``j`` spans neuron
+        ``neurons[l][j]``'s observed range.
+    values : list of ndarray of shape (n_points, n_shown)
+        The activation at ``grids``.
+    neurons : list of ndarray of int
+        Indices of the neurons shown, per layer.
+    layer_names : list of str
+        Row labels.
+
+    Attributes
+    ----------
+    ax_ : ndarray of matplotlib Axes of shape (n_layers, n_columns)
+        The grid of axes (unused cells are switched off).
+    axes_ : ndarray of matplotlib Axes
+        Same as ``ax_``.
+    figure_ : matplotlib Figure
+        Figure containing the grid.
+    lines_ : list of list of matplotlib Line2D
+        The curve of each neuron shown, per layer.
+
+    See Also
+    --------
+    cr_sklearn.nn.PolyActivation : The learnable polynomial drawn here.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier
+    >>> from cr_sklearn.plotting import ActivationDisplay
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = CRClassifier((8, 8), max_iter=20, random_state=0).fit(X, y)
+    >>> display = ActivationDisplay.from_estimator(clf, X, n_neurons=4)
+    >>> display.ax_.shape
+    (2, 4)
+    """
+
+    def __init__(self, *, grids, values, neurons, layer_names):
+        self.grids = grids
+        self.values = values
+        self.neurons = neurons
+        self.layer_names = layer_names
+
+    @classmethod
+    def from_estimator(
+        cls, estimator, X, *, n_neurons=8, order="nonlinear", n_points=100, ax=None
+    ):
+        """Compute the activations of a fitted CR network and plot them.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            A CR estimator, a pipeline ending in one, or a
+            :class:`~cr_sklearn.DepthGrowth`.
+        X : array-like of shape (n_samples, n_features)
+            Data whose forward pass sets each neuron's pre-activation range,
+            usually the training data.
+        n_neurons : int, default=8
+            Neurons shown per layer (at most the layer's width).
+        order : {"nonlinear", "index"}, default="nonlinear"
+            Which neurons: the most nonlinear over their range (largest RMS
+            distance from a straight line), or the first ``n_neurons``.
+        n_points : int, default=100
+            Points per curve.
+        ax : ndarray of matplotlib Axes, default=None
+            A grid of at least ``(n_layers, n_neurons)`` axes; a new figure
+            when None.
+
+        Returns
+        -------
+        display : ActivationDisplay
+            The plotted display.
+        """
+        if order not in ("nonlinear", "index"):
+            raise ValueError(f"order must be 'nonlinear' or 'index', got {order!r}.")
+        if int(n_neurons) < 1 or int(n_points) < 2:
+            raise ValueError("n_neurons must be >= 1 and n_points >= 2.")
+        cr, Xt = _cr_estimator(estimator, X)
+        Xt = cr._check_X(Xt)
+        module = cr._inference_module
+        grids, values, neurons, names = [], [], [], []
+        with torch.inference_mode():
+            for layer, (act, lo, hi) in enumerate(_pre_activations(module, Xt)):
+                t = np.linspace(0.0, 1.0, int(n_points))[:, None]
+                grid = lo + t * (hi - lo)
+                value = act(torch.as_tensor(grid, dtype=torch.float64)).numpy()
+                if order == "nonlinear":
+                    chosen = np.argsort(-_nonlinearity(grid, value), kind="stable")
+                else:
+                    chosen = np.arange(grid.shape[1])
+                chosen = np.sort(chosen[: int(n_neurons)])
+                grids.append(grid[:, chosen])
+                values.append(value[:, chosen])
+                neurons.append(chosen)
+                names.append(f"layer {layer + 1}")
+        display = cls(grids=grids, values=values, neurons=neurons, layer_names=names)
+        return display.plot(ax=ax)
+
+    def plot(self, ax=None, *, line_kw=None):
+        """Draw one small curve per neuron, one row per layer.
+
+        Parameters
+        ----------
+        ax : ndarray of matplotlib Axes, default=None
+            A grid of at least ``(n_layers, n_columns)`` axes; a new figure
+            when None.
+        line_kw : dict, default=None
+            Extra keyword arguments of ``Axes.plot``.
+
+        Returns
+        -------
+        self : ActivationDisplay
+            With ``ax_``, ``axes_``, ``figure_`` and ``lines_`` set.
+        """
+        plt = _pyplot()
+        n_rows = len(self.grids)
+        n_cols = max([len(n) for n in self.neurons] + [1])
+        if ax is None:
+            _, ax = plt.subplots(
+                max(n_rows, 1),
+                n_cols,
+                figsize=(1.6 * n_cols + 0.6, 1.5 * max(n_rows, 1) + 0.5),
+                squeeze=False,
+                layout="constrained",
+            )
+        ax = np.asarray(ax, dtype=object).reshape(-1, np.shape(ax)[-1])
+        if ax.shape[0] < n_rows or ax.shape[1] < n_cols:
+            raise ValueError(
+                f"ax must hold at least ({n_rows}, {n_cols}) axes, got {ax.shape}."
+            )
+        kw = {"linewidth": 1.2}
+        kw.update(line_kw or {})
+        self.lines_ = []
+        for row in range(ax.shape[0]):
+            lines = []
+            for col in range(ax.shape[1]):
+                cell = ax[row, col]
+                if row >= n_rows or col >= len(self.neurons[row]):
+                    cell.set_axis_off()
+                    continue
+                (line,) = cell.plot(
+                    self.grids[row][:, col], self.values[row][:, col], **kw
+                )
+                lines.append(line)
+                cell.set_title(f"neuron {self.neurons[row][col]}", fontsize=7)
+                cell.tick_params(labelsize=6)
+                if col == 0:
+                    cell.set_ylabel(self.layer_names[row], fontsize=8)
+                if row == n_rows - 1:
+                    cell.set_xlabel("pre-activation z", fontsize=7)
+            if row < n_rows:
+                self.lines_.append(lines)
+        self.ax_ = self.axes_ = ax
+        self.figure_ = ax[0, 0].figure
+        return self
+
+
+# -- gradient norms ----------------------------------------------------------
+class GradientNormDisplay:
+    """Distribution of per-sample input-gradient norms, with tau.
+
+    One histogram per estimator, with its mean (dashed) and ``q``-th
+    percentile (dotted) marked; tau = percentile / mean is in the legend and,
+    for a single estimator, the title. Norms are divided by their mean by
+    default, so models on different scales are comparable: the mean is then
+    at 1 and the percentile at tau. Build it with :meth:`from_estimator` or
+    :meth:`from_estimators`.
+
+    Parameters
+    ----------
+    norms : dict of str to ndarray of shape (n_samples,)
+        Per-sample input-gradient norms, by model name (unnormalised).
+    q : float, default=99
+        Percentile of the tail.
+    normalize : bool, default=True
+        Divide each model's norms by their mean before drawing.
+
+    Attributes
+    ----------
+    taus_ : dict of str to float
+        tau of each model.
+    ax_ : matplotlib Axes
+        Axes with the histograms.
+    figure_ : matplotlib Figure
+        Figure containing the plot.
+    patches_ : dict of str to list of matplotlib Patch
+        The histogram of each model.
+    lines_ : dict of str to tuple of matplotlib Line2D
+        ``(mean line, percentile line)`` of each model.
+
+    See Also
+    --------
+    cr_sklearn.gradient_norms : The norms drawn here.
+    cr_sklearn.DREGScorer : Tau as a scikit-learn scorer.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from cr_sklearn.plotting import GradientNormDisplay
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> logreg = LogisticRegression().fit(X, y)
+    >>> display = GradientNormDisplay.from_estimator(logreg, X)
+    >>> round(display.taus_["LogisticRegression"], 6)
+    1.0
+    """
+
+    def __init__(self, *, norms, q=99, normalize=True):
+        self.norms = norms
+        self.q = q
+        self.normalize = normalize
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        *,
+        name=None,
+        q=99,
+        normalize=True,
+        response_method="auto",
+        ax=None,
+        **hist_kw,
+    ):
+        """Plot the gradient-norm distribution of one fitted estimator.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            Any fitted model: CR estimators (and pipelines ending in one) give
+            analytic norms, others finite differences
+            (:func:`~cr_sklearn.gradient_norms`).
+        X : array-like of shape (n_samples, n_features)
+            Samples at which the gradients are taken, e.g. a test set.
+        name : str, default=None
+            Legend label; the class name (of a pipeline's last step) by default.
+        q : float, default=99
+            Percentile of the tail.
+        normalize : bool, default=True
+            Divide the norms by their mean.
+        response_method : str, default="auto"
+            What is differentiated for non-CR estimators; see
+            :func:`~cr_sklearn.gradient_norms`.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        **hist_kw : dict
+            Extra keyword arguments of ``Axes.hist``.
+
+        Returns
+        -------
+        display : GradientNormDisplay
+            The plotted display.
+        """
+        return cls.from_estimators(
+            {name or _model_name(estimator): estimator},
+            X,
+            q=q,
+            normalize=normalize,
+            response_method=response_method,
+            ax=ax,
+            **hist_kw,
+        )
+
+    @classmethod
+    def from_estimators(
+        cls,
+        estimators,
+        X,
+        *,
+        q=99,
+        normalize=True,
+        response_method="auto",
+        ax=None,
+        **hist_kw,
+    ):
+        """Plot the gradient-norm distributions of several fitted estimators.
+
+        Parameters
+        ----------
+        estimators : dict of str to estimator, or list of estimators
+            Fitted models, by name (a list is named by class names).
+        X : array-like of shape (n_samples, n_features)
+            Samples at which the gradients are taken, the same for all.
+        q : float, default=99
+            Percentile of the tail.
+        normalize : bool, default=True
+            Divide each model's norms by their mean.
+        response_method : str, default="auto"
+            What is differentiated for non-CR estimators; see
+            :func:`~cr_sklearn.gradient_norms`.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        **hist_kw : dict
+            Extra keyword arguments of ``Axes.hist``.
+
+        Returns
+        -------
+        display : GradientNormDisplay
+            The plotted display.
+        """
+        if not isinstance(estimators, dict):
+            estimators = {_model_name(e): e for e in estimators}
+        if not estimators:
+            raise ValueError("estimators must not be empty.")
+        norms = {
+            name: gradient_norms(est, X, response_method=response_method)
+            for name, est in estimators.items()
+        }
+        return cls(norms=norms, q=q, normalize=normalize).plot(ax=ax, **hist_kw)
+
+    def plot(self, ax=None, **hist_kw):
+        """Draw a histogram per model, its mean and its ``q``-th percentile.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        **hist_kw : dict
+            Extra keyword arguments of ``Axes.hist``.
+
+        Returns
+        -------
+        self : GradientNormDisplay
+            With ``ax_``, ``figure_``, ``patches_``, ``lines_`` and ``taus_``.
+        """
+        plt = _pyplot()
+        if ax is None:
+            _, ax = plt.subplots()
+        self.taus_, self.patches_, self.lines_ = {}, {}, {}
+        scaled = {}
+        for name, norms in self.norms.items():
+            norms = np.asarray(norms, dtype=np.float64)
+            self.taus_[name] = gradient_tail_ratio(norms, q=self.q)
+            mean = norms.mean()
+            scaled[name] = norms / mean if self.normalize and mean > 0 else norms
+        kw = {"histtype": "stepfilled", "alpha": 0.35}
+        kw.update(hist_kw)
+        # Shared bins: the same bar width for every model keeps heights comparable.
+        kw["bins"] = np.histogram_bin_edges(
+            np.concatenate(list(scaled.values())), bins=kw.get("bins", 30)
+        )
+        for i, (name, shown) in enumerate(scaled.items()):
+            tau = self.taus_[name]
+            color = f"C{i}"
+            _, _, patches = ax.hist(
+                shown, color=color, label=f"{name} (tau={tau:.2f})", **kw
+            )
+            self.patches_[name] = list(patches)
+            centre = shown.mean()
+            tail = np.percentile(shown, self.q)
+            self.lines_[name] = (
+                ax.axvline(centre, color=color, linestyle="--", linewidth=1),
+                ax.axvline(tail, color=color, linestyle=":", linewidth=1.5),
+            )
+        ax.set_xlabel(
+            "input-gradient norm / mean" if self.normalize else "input-gradient norm"
+        )
+        ax.set_ylabel("samples")
+        if len(self.taus_) == 1:
+            (tau,) = self.taus_.values()
+            ax.set_title(f"tau = p{self.q:g}/mean = {tau:.3f}")
+        else:
+            ax.set_title(f"tau = p{self.q:g}/mean (dashed: mean, dotted: p{self.q:g})")
+        ax.legend(loc="best", fontsize="small")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+
+def _model_name(estimator):
+    if isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return type(estimator).__name__
+
+
+# -- loss curves -------------------------------------------------------------
+class LossCurveDisplay:
+    """Training and validation loss per epoch, and the validation score.
+
+    Losses are on the left axis, the validation score (accuracy for
+    :class:`~cr_sklearn.CRClassifier`) on a twin right axis. The training
+    loss includes the DREG term; the penalty's contribution
+    (``dreg_lambda * penalty``) is drawn separately when it was recorded.
+    The epoch whose weights early stopping restored is marked. Build it with
+    :meth:`from_estimator`.
+
+    Parameters
+    ----------
+    epochs : ndarray of shape (n_epochs,)
+        Epoch numbers, from 1.
+    train_loss : ndarray of shape (n_epochs,)
+        Training loss (data loss + lambda * penalty) per epoch.
+    valid_loss : ndarray of shape (n_epochs,) or None
+        Validation (data) loss per epoch, with early stopping.
+    valid_score : ndarray of shape (n_epochs,) or None
+        Validation score per epoch.
+    penalty : ndarray of shape (n_epochs,) or None
+        ``dreg_lambda`` times the mean DREG penalty per epoch.
+    best_epoch : int or None
+        The epoch restored by early stopping.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes with the losses.
+    score_ax_ : matplotlib Axes or None
+        Twin axes with the validation score.
+    figure_ : matplotlib Figure
+        Figure containing the plot.
+    lines_ : dict of str to matplotlib Line2D
+        ``"train_loss"``, ``"valid_loss"``, ``"penalty"``, ``"valid_score"``
+        and ``"best_epoch"``, those drawn.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier
+    >>> from cr_sklearn.plotting import LossCurveDisplay
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = CRClassifier((8,), max_iter=15, random_state=0).fit(X, y)
+    >>> display = LossCurveDisplay.from_estimator(clf)
+    >>> sorted(display.lines_)
+    ['best_epoch', 'penalty', 'train_loss', 'valid_loss', 'valid_score']
+    """
+
+    def __init__(
+        self,
+        *,
+        epochs,
+        train_loss,
+        valid_loss=None,
+        valid_score=None,
+        penalty=None,
+        best_epoch=None,
+    ):
+        self.epochs = epochs
+        self.train_loss = train_loss
+        self.valid_loss = valid_loss
+        self.valid_score = valid_score
+        self.penalty = penalty
+        self.best_epoch = best_epoch
+
+    @classmethod
+    def from_estimator(cls, estimator, *, ax=None):
+        """Plot the fit history of a fitted CR estimator.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            A CR estimator, a pipeline ending in one, or a
+            :class:`~cr_sklearn.DepthGrowth` (its final model's last fit).
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+
+        Returns
+        -------
+        display : LossCurveDisplay
+            The plotted display.
+        """
+        cr, _ = _cr_estimator(estimator)
+        history = cr.net_.history
+
+        def column(key, scale=1.0):
+            values = [row.get(key) for row in history]
+            if all(v is None for v in values):
+                return None
+            return np.array([np.nan if v is None else scale * float(v) for v in values])
+
+        lam = cr.dreg_lambda if cr.dreg is not None else 0.0
+        valid_loss = column("valid_loss")
+        best = None
+        if valid_loss is not None and np.isfinite(valid_loss).any():
+            best = int(np.nanargmin(valid_loss)) + 1
+        display = cls(
+            epochs=np.arange(1, len(history) + 1),
+            train_loss=column("train_loss"),
+            valid_loss=valid_loss,
+            valid_score=column("valid_score"),
+            penalty=column("penalty", lam) if lam else None,
+            best_epoch=best,
+        )
+        return display.plot(ax=ax)
+
+    def plot(self, ax=None):
+        """Draw the loss curves and the validation score.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes for the losses (the score goes on a twin axis); a new figure
+            when None.
+
+        Returns
+        -------
+        self : LossCurveDisplay
+            With ``ax_``, ``score_ax_``, ``figure_`` and ``lines_`` set.
+        """
+        plt = _pyplot()
+        if ax is None:
+            _, ax = plt.subplots()
+        self.lines_ = {}
+        (self.lines_["train_loss"],) = ax.plot(
+            self.epochs, self.train_loss, color="C0", label="train loss"
+        )
+        if self.valid_loss is not None:
+            (self.lines_["valid_loss"],) = ax.plot(
+                self.epochs, self.valid_loss, color="C1", label="validation loss"
+            )
+        if self.penalty is not None:
+            (self.lines_["penalty"],) = ax.plot(
+                self.epochs,
+                self.penalty,
+                color="C2",
+                linestyle="--",
+                label="lambda x DREG penalty",
+            )
+        if self.best_epoch is not None:
+            self.lines_["best_epoch"] = ax.axvline(
+                self.best_epoch,
+                color="0.5",
+                linestyle=":",
+                label=f"restored epoch ({self.best_epoch})",
+            )
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("loss")
+        handles = list(self.lines_.values())
+        self.score_ax_ = None
+        if self.valid_score is not None:
+            self.score_ax_ = ax.twinx()
+            (self.lines_["valid_score"],) = self.score_ax_.plot(
+                self.epochs, self.valid_score, color="C3", label="validation score"
+            )
+            self.score_ax_.set_ylabel("validation score")
+            handles.append(self.lines_["valid_score"])
+        ax.legend(handles=handles, loc="best", fontsize="small")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self

