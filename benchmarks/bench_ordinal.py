@@ -2,7 +2,10 @@
 
 1. Wine Quality red and white, repeated stratified 5-fold CV: MAE, accuracy,
    QWK (and macro-averaged MAE) for CROrdinalRegressor with the cumulative
-   and the CORAL head, CRClassifier (nominal), LogisticRegression,
+   and the CORAL head (median prediction, the default), the cumulative head
+   predicting the mode (argmax of predict_proba; the same seed fits the same
+   network, so that row isolates the prediction rule), CRClassifier
+   (nominal), LogisticRegression,
    RandomForestClassifier and mord's LogisticAT (if installed).
 2. The Yelp 5-star sample on frozen MiniLM embeddings
    (``../shared/data/yelp5/minilm_embeddings.npz``), train -> test, several
@@ -16,8 +19,10 @@ Run::
 
     python benchmarks/bench_ordinal.py                       # 5x5 CV, 5 seeds
     python benchmarks/bench_ordinal.py --repeats 1 --seeds 2 # a shorter run
+    python benchmarks/bench_ordinal.py --skip wine --out benchmarks/results/x.md
+    python benchmarks/bench_ordinal.py --colors red --models CROrdinal
 
-The Markdown tables go to ``benchmarks/results/ordinal.md``.
+The Markdown tables go to ``benchmarks/results/ordinal.md`` (or ``--out``).
 """
 
 import argparse
@@ -63,12 +68,16 @@ class MordAT(ClassifierMixin, BaseEstimator):
         return self.classes_[self.model_.predict(X)]
 
 
-def models(seed, n_features):
+def models(seed, n_features, only=None):
+    """The compared models by name; ``only``: keep names containing any of these."""
     cr = dict(random_state=seed, n_threads=1)
     if n_features > 32:
         cr["hidden_layer_sizes"] = (64,)
     found = {
         "CROrdinal (cumulative)": CROrdinalRegressor(head="cumulative", **cr),
+        "CROrdinal (cumulative, mode)": CROrdinalRegressor(
+            head="cumulative", prediction="mode", **cr
+        ),
         "CROrdinal (coral)": CROrdinalRegressor(head="coral", **cr),
         "CRClassifier (nominal)": CRClassifier(**cr),
         "LogisticRegression": make_pipeline(
@@ -84,6 +93,8 @@ def models(seed, n_features):
         found["mord LogisticAT"] = make_pipeline(StandardScaler(), MordAT())
     except ImportError:
         print("mord is not installed (pip install mord): LogisticAT skipped.")
+    if only:
+        found = {k: v for k, v in found.items() if any(o in k for o in only)}
     return found
 
 
@@ -98,12 +109,12 @@ def table(rows, title, note):
     return "\n".join(lines) + "\n"
 
 
-def wine(color, repeats, n_jobs):
+def wine(color, repeats, n_jobs, only=None):
     X, y = load_wine_quality(color=color, return_X_y=True)
     cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=repeats, random_state=0)
     scoring = {m: ORDINAL_SCORERS[s] for m, (s, _) in METRICS.items()}
     rows = {}
-    for name, model in models(0, X.shape[1]).items():
+    for name, model in models(0, X.shape[1], only).items():
         start = time.perf_counter()
         res = cross_validate(model, X, y, cv=cv, scoring=scoring, n_jobs=n_jobs)
         out = {m: sign * res[f"test_{m}"] for m, (_, sign) in METRICS.items()}
@@ -118,7 +129,7 @@ def wine(color, repeats, n_jobs):
     return table(rows, f"Wine Quality ({color})", note)
 
 
-def yelp(seeds, balanced):
+def yelp(seeds, balanced, only=None):
     npz = np.load(YELP)
     X_tr, y_tr, X_te, y_te = (
         npz[k] for k in ["X_train", "y_train", "X_test", "y_test"]
@@ -127,7 +138,7 @@ def yelp(seeds, balanced):
         tr, te = npz["balanced_train"] == 1, npz["balanced_test"] == 1
         X_tr, y_tr, X_te, y_te = X_tr[tr], y_tr[tr], X_te[te], y_te[te]
     rows = {}
-    for name in models(0, X_tr.shape[1]):
+    for name in models(0, X_tr.shape[1], only):
         out = {m: [] for m in METRICS}
         times = []
         for seed in range(seeds):
@@ -156,6 +167,13 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--all-yelp", action="store_true", help="not only balanced")
     parser.add_argument("--skip", nargs="*", default=[], choices=["wine", "yelp"])
+    parser.add_argument(
+        "--colors", nargs="+", default=["red", "white"], choices=["red", "white"]
+    )
+    parser.add_argument(
+        "--models", nargs="+", default=None, help="keep models whose name contains"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="Markdown output")
     args = parser.parse_args()
     parts = [
         "## Ordinal benchmark",
@@ -165,16 +183,16 @@ def main():
         "",
     ]
     if "wine" not in args.skip:
-        for color in ["red", "white"]:
-            parts.append(wine(color, args.repeats, args.n_jobs))
+        for color in args.colors:
+            parts.append(wine(color, args.repeats, args.n_jobs, args.models))
     if "yelp" not in args.skip:
         if YELP.exists():
-            parts.append(yelp(args.seeds, not args.all_yelp))
+            parts.append(yelp(args.seeds, not args.all_yelp, args.models))
         else:
             parts.append(f"Yelp embeddings not found at {YELP}; skipped.\n")
     text = "\n".join(parts)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
     print(text)
 
 

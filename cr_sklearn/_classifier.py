@@ -55,20 +55,23 @@ class CRClassifier(ClassifierMixin, BaseCR):
         input, from the forward stream. ``"local"``:
         ``(1/L) sum_l sum_i phi'(z_i)^2 ||W_i||^2``, no stream needed.
         ``None``: no penalty, and no stream is computed.
-    dreg_lambda : float, default=10**-2.5
-        Strength of the DREG penalty.
+    dreg_lambda : float, default=10**-1.5
+        Strength of the DREG penalty. The default was chosen by
+        cross-validation on datasets other than the Pima benchmark (see
+        Notes).
     n_projections : "auto", "exact" or int, default="auto"
         How the stream is carried: ``"exact"`` carries the full Jacobian
         (cost grows with ``n_features``), an int ``k`` carries ``k`` random
         directions (an unbiased estimate of the squared norm). ``"auto"`` is
         exact up to 32 features and 4 directions above.
-    max_iter : int, default=200
-        Maximum number of epochs.
+    max_iter : int, default=100
+        Maximum number of epochs (the number of epochs when
+        ``early_stopping=False``).
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
     learning_rate_init : float, default=1e-3
         Adam(W) learning rate.
-    early_stopping : bool, default=True
+    early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the training data (stratified),
         stop when the validation loss stops improving and restore the best
         epoch's weights.
@@ -146,6 +149,20 @@ class CRClassifier(ClassifierMixin, BaseCR):
     See Also
     --------
     sklearn.neural_network.MLPClassifier : A ReLU/tanh network classifier.
+
+    Notes
+    -----
+    The network starts from the class prior (zero output weights, prior
+    log-odds as bias) with identity polynomials, i.e. close to a linear
+    model. The defaults (``dreg_lambda=10**-1.5``, 100 epochs, no early
+    stopping) were chosen by repeated 5-fold cross-validation on breast
+    cancer, Wine Quality (binarised), and numeric Adult features, at 10% and
+    100% of each training fold. There, training to the epoch budget under a
+    strong DREG penalty matched or beat logistic regression, whereas early
+    stopping on a small hold-out set (the previous default, with
+    ``dreg_lambda=10**-2.5``) trailed it by about one point: with a few
+    hundred rows the hold-out set is too small to pick the epoch reliably.
+    For large data sets, ``early_stopping=True`` saves time.
 
     Examples
     --------

@@ -524,8 +524,8 @@ class LossCurveDisplay:
     >>> from cr_sklearn import CRClassifier
     >>> from cr_sklearn.plotting import LossCurveDisplay
     >>> X, y = make_classification(n_samples=200, random_state=0)
-    >>> clf = CRClassifier((8,), max_iter=15, random_state=0).fit(X, y)
-    >>> display = LossCurveDisplay.from_estimator(clf)
+    >>> clf = CRClassifier((8,), max_iter=15, early_stopping=True, random_state=0)
+    >>> display = LossCurveDisplay.from_estimator(clf.fit(X, y))
     >>> sorted(display.lines_)
     ['best_epoch', 'penalty', 'train_loss', 'valid_loss', 'valid_score']
     """

@@ -12,7 +12,7 @@ from cr_sklearn.datasets import load_pima
 torch.set_num_threads(1)
 
 #: Small, fast settings for tests that need a fitted estimator, not a good one.
-FAST = dict(hidden_layer_sizes=(16,), max_iter=30, random_state=0)
+FAST = dict(hidden_layer_sizes=(16,), max_iter=30, early_stopping=True, random_state=0)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 def test_verbose_1_prints_an_epoch_table(pima, capsys):
     X, y = pima
-    CRClassifier((4,), max_iter=3, random_state=0, verbose=1).fit(X, y)
+    clf = CRClassifier((4,), max_iter=3, early_stopping=True, verbose=1)
+    clf.set_params(random_state=0).fit(X, y)
     out = _ANSI.sub("", capsys.readouterr().out)
     header = out.splitlines()[0].split()
     assert header == [
@@ -41,7 +42,8 @@ def test_verbose_2_adds_a_batch_progress_bar(pima, capsys):
     X, y = pima
     # 691 training rows in batches of 200 and 77 validation rows: 4 + 1
     # batches an epoch (tqdm writes the bar to stderr).
-    CRClassifier((4,), max_iter=2, random_state=0, verbose=2).fit(X, y)
+    clf = CRClassifier((4,), max_iter=2, early_stopping=True, verbose=2)
+    clf.set_params(random_state=0).fit(X, y)
     captured = capsys.readouterr()
     assert re.search(r"\d+/5 \[", captured.err)
     assert "valid_score" in captured.out

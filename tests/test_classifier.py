@@ -253,6 +253,7 @@ def test_early_stopping_stops_before_max_iter():
     clf = CRClassifier(
         hidden_layer_sizes=(8,),
         max_iter=500,
+        early_stopping=True,
         n_iter_no_change=2,
         tol=0.05,
         learning_rate_init=0.05,
@@ -264,9 +265,13 @@ def test_early_stopping_stops_before_max_iter():
 
 def test_verbose_prints_epoch_table(capsys):
     X, y = _linear_problem()
-    CRClassifier(hidden_layer_sizes=(4,), max_iter=2, verbose=1, random_state=0).fit(
-        X, y
-    )
+    CRClassifier(
+        hidden_layer_sizes=(4,),
+        max_iter=2,
+        early_stopping=True,
+        verbose=1,
+        random_state=0,
+    ).fit(X, y)
     out = capsys.readouterr().out
     for column in ["epoch", "train_loss", "valid_loss", "penalty"]:
         assert column in out

@@ -34,8 +34,10 @@ def _expected_failed_checks(estimator):
     if isinstance(estimator, CROrdinalRegressor):
         reason = (
             "decision_function is the 1-d latent score of the ordinal model "
-            "(thresholded by cutpoints_, not by 0), not per-class scores; "
-            "tests/test_ordinal.py runs this check with decision_function hidden."
+            "(thresholded by cutpoints_, not by 0), not per-class scores, and "
+            "the default prediction='median' is not the argmax of predict_proba; "
+            "tests/test_ordinal.py runs this check with decision_function hidden "
+            "and prediction='mode'."
         )
         expected["check_classifiers_train"] = reason
         expected["check_classifiers_classes"] = reason

@@ -1,5 +1,7 @@
 """CROrdinalRegressor and the ordinal heads of cr_sklearn.nn.ordinal."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -12,7 +14,7 @@ from sklearn.utils.estimator_checks import (
     check_classifiers_train,
 )
 
-from cr_sklearn import CROrdinalRegressor
+from cr_sklearn import CROrdinalRegressor, load_model, save_model
 from cr_sklearn.nn.ordinal import (
     ORDINAL_HEADS,
     CORALLoss,
@@ -130,11 +132,71 @@ def test_labels_with_gaps_and_probability_outputs(fitted):
     assert np.all(np.diff(cum, axis=1) >= 0)
     np.testing.assert_allclose(cum[:, -1], 1.0)
     np.testing.assert_allclose(np.cumsum(proba, axis=1), cum, atol=1e-10)
-    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(1)])
     assert np.all(np.diff(model.cutpoints_) > 0)
     # Learned something: well above the majority class, and a small MAE.
     assert np.mean(model.predict(X) == y) > 0.75
     assert model.score(X, y) > -0.3
+
+
+def _with_rule(model, rule):
+    """A copy of the fitted ``model`` predicting with ``rule`` (no refit)."""
+    return copy.deepcopy(model).set_params(prediction=rule)
+
+
+def test_prediction_rules_median_and_mode(fitted):
+    model, X, _ = fitted
+    assert model.prediction == "median"
+    cum = model.predict_cumulative_proba(X)
+    median = np.array([np.flatnonzero(row >= 0.5)[0] for row in cum])
+    np.testing.assert_array_equal(model.predict(X), model.classes_[median])
+    # The median is the cut-point interval that contains the latent score.
+    eta = model.decision_function(X)
+    np.testing.assert_array_equal(median, np.searchsorted(model.cutpoints_, eta))
+    mode = _with_rule(model, "mode")
+    argmax = model.classes_[model.predict_proba(X).argmax(1)]
+    np.testing.assert_array_equal(mode.predict(X), argmax)
+    # The two rules differ somewhere on these data, or the test proves nothing.
+    assert np.any(mode.predict(X) != model.predict(X))
+    with pytest.raises(ValueError, match="prediction"):
+        CROrdinalRegressor(**FAST, prediction="mean").fit(X, median)
+
+
+def _skewed_data(n, seed):
+    # Narrow middle grades under heavy noise: never the most probable class.
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 3))
+    latent = X[:, 0] + 0.5 * X[:, 1] + rng.logistic(scale=0.8, size=n)
+    return X, np.digitize(latent, [-1.0, -0.3, 0.0, 0.3, 1.0])
+
+
+def test_median_rule_has_lower_mae_than_mode_on_narrow_middle_grades():
+    X, y = _skewed_data(500, seed=0)
+    X_test, y_test = _skewed_data(4000, seed=1)
+    model = CROrdinalRegressor(
+        **dict(FAST, batch_size=64), learning_rate_init=1e-2
+    ).fit(X, y)
+    median_mae = -model.score(X_test, y_test)
+    mode_mae = -model.set_params(prediction="mode").score(X_test, y_test)
+    assert median_mae < mode_mae - 0.05
+
+
+def test_validation_score_follows_the_prediction_rule(fitted):
+    model, X, y = fitted
+    codes = torch.from_numpy(np.searchsorted(model.classes_, y))
+    output = torch.from_numpy(model.decision_function(X)).float()[:, None]
+    for rule in ["median", "mode"]:
+        est = _with_rule(model, rule)
+        got = est._validation_score(model.net_, output, codes)
+        assert got == pytest.approx(est.score(X, y), abs=2 / len(X))
+
+
+def test_prediction_rule_survives_save_and_load(fitted, tmp_path):
+    model, X, _ = fitted
+    mode = _with_rule(model, "mode")
+    save_model(mode, tmp_path / "mode.safetensors")
+    loaded = load_model(tmp_path / "mode.safetensors")
+    assert loaded.prediction == "mode"
+    np.testing.assert_array_equal(loaded.predict(X), mode.predict(X))
 
 
 def test_latent_score_jacobian_matches_finite_differences(fitted):
@@ -244,9 +306,14 @@ class _LatentHidden(CROrdinalRegressor):
 @pytest.mark.parametrize("check", [check_classifiers_train, check_classifiers_classes])
 def test_sklearn_classifier_checks_without_the_latent_score(check):
     # The two checks test_common.py expects to fail only because they need
-    # per-class decision scores; everything else they test must hold.
+    # per-class decision scores and predict == argmax of predict_proba (the
+    # "mode" rule, not the default median); everything else must hold.
     model = _LatentHidden(
-        hidden_layer_sizes=(16,), max_iter=60, learning_rate_init=1e-2, random_state=0
+        hidden_layer_sizes=(16,),
+        prediction="mode",
+        max_iter=60,
+        learning_rate_init=1e-2,
+        random_state=0,
     )
     assert not hasattr(model, "decision_function")
     check("CROrdinalRegressor", model)

@@ -28,7 +28,9 @@ def _close_figures():
 @pytest.fixture(scope="module")
 def two_layer(pima):
     X, y = pima
-    return CRClassifier((6, 4), max_iter=15, random_state=0).fit(X, y)
+    return CRClassifier((6, 4), max_iter=15, early_stopping=True, random_state=0).fit(
+        X, y
+    )
 
 
 def test_activation_grid_one_curve_per_neuron(two_layer, pima):
