@@ -32,6 +32,7 @@ clf = CRClassifier(
     (12, 12),
     learning_rate_init=1e-2,
     max_iter=10 if QUICK else 300,
+    early_stopping=True,
     random_state=0,
     n_threads=1,
 ).fit(X, y)
