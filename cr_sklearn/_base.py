@@ -39,6 +39,11 @@ __all__ = ["BaseCR"]
 # "auto" stream uses random projections (O(k) instead of O(d) passes).
 _EXACT_STREAM_MAX_FEATURES = 32
 _AUTO_PROJECTIONS = 4
+# early_stopping="auto": below this many training samples the 10% hold-out is
+# too small to pick the epoch (measured: it lost about a point to a fixed
+# budget on 450-1300-row folds); above it, a fixed budget overfits (SST-5,
+# 8,544 rows: 34.2% with 100 fixed epochs against 44.1% early-stopped).
+_AUTO_EARLY_STOPPING_MIN_SAMPLES = 2000
 # Rows x (directions or outputs) x width elements per inference chunk. Small
 # enough (1 MiB of float64) for the activation's elementwise chain to stay in
 # cache: 4x faster on 100k rows than 2**22, and memory stays bounded.
@@ -161,7 +166,7 @@ class BaseCR(BaseEstimator):
         ],
         # Above float32's range torch's optimiser fails with an overflow.
         "learning_rate_init": [Interval(numbers.Real, 0, 1e30, closed="neither")],
-        "early_stopping": ["boolean"],
+        "early_stopping": ["boolean", StrOptions({"auto"})],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -192,7 +197,7 @@ class BaseCR(BaseEstimator):
         max_iter=100,
         batch_size="auto",
         learning_rate_init=1e-3,
-        early_stopping=False,
+        early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
@@ -335,6 +340,12 @@ class BaseCR(BaseEstimator):
             if bias is not None:
                 module.output.bias.copy_(torch.as_tensor(bias))
 
+    def _uses_early_stopping(self, n_samples):
+        """Resolve ``early_stopping="auto"`` for a training set of this size."""
+        if self.early_stopping == "auto":
+            return n_samples >= _AUTO_EARLY_STOPPING_MIN_SAMPLES
+        return bool(self.early_stopping)
+
     def _split_validation(self, y_codes, seed):
         """Indices (train, valid) for early stopping, or ``None`` if too small."""
         n = len(y_codes)
@@ -450,7 +461,7 @@ class BaseCR(BaseEstimator):
         self._n_fit_calls += 1
 
         split = None
-        if self.early_stopping and not incremental:
+        if self._uses_early_stopping(len(y_codes)) and not incremental:
             split = self._split_validation(y_codes, seed)
         with _torch_context(seed, self.n_threads, self.device_):
             to_x = self._to_tensor

@@ -66,13 +66,15 @@ class CRClassifier(ClassifierMixin, BaseCR):
         exact up to 32 features and 4 directions above.
     max_iter : int, default=100
         Maximum number of epochs (the number of epochs when
-        ``early_stopping=False``).
+        early stopping is off).
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
     learning_rate_init : float, default=1e-3
         Adam(W) learning rate.
-    early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the training data (stratified),
+    early_stopping : bool or "auto", default="auto"
+        ``"auto"`` enables early stopping when ``fit`` gets at least 2,000
+        samples and trains the full ``max_iter`` epochs below that. ``True``:
+        hold out ``validation_fraction`` of the training data (stratified),
         stop when the validation loss stops improving and restore the best
         epoch's weights.
     validation_fraction : float, default=0.1
@@ -154,15 +156,19 @@ class CRClassifier(ClassifierMixin, BaseCR):
     -----
     The network starts from the class prior (zero output weights, prior
     log-odds as bias) with identity polynomials, i.e. close to a linear
-    model. The defaults (``dreg_lambda=10**-1.5``, 100 epochs, no early
-    stopping) were chosen by repeated 5-fold cross-validation on breast
-    cancer, Wine Quality (binarised), and numeric Adult features, at 10% and
-    100% of each training fold. There, training to the epoch budget under a
-    strong DREG penalty matched or beat logistic regression, whereas early
-    stopping on a small hold-out set (the previous default, with
-    ``dreg_lambda=10**-2.5``) trailed it by about one point: with a few
-    hundred rows the hold-out set is too small to pick the epoch reliably.
-    For large data sets, ``early_stopping=True`` saves time.
+    model. The defaults (``dreg_lambda=10**-1.5``, 100 epochs,
+    ``early_stopping="auto"``) were chosen by repeated 5-fold
+    cross-validation on breast cancer, Wine Quality (binarised), and numeric
+    Adult features, at 10% and 100% of each training fold (450-1,300 training
+    rows). There, training to the epoch budget under a strong DREG penalty
+    matched or beat logistic regression, whereas early stopping on the small
+    hold-out set (with ``dreg_lambda=10**-2.5``, the previous default)
+    trailed it by about one point: with a few hundred rows the hold-out set
+    is too small to pick the epoch. On larger data the fixed budget
+    overfits (SST-5 sentence embeddings, 8,544 rows: 34.2% test accuracy
+    against 44.1% early-stopped), hence early stopping from 2,000 samples on,
+    the same kind of rule as
+    :class:`~sklearn.ensemble.HistGradientBoostingClassifier`'s.
 
     Examples
     --------

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from conftest import FAST
 from sklearn.base import clone
+from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import recall_score
 from sklearn.model_selection import (
@@ -428,3 +429,11 @@ def test_raw_pima_accuracy_matches_the_scaled_pipeline(pima):
     )
     assert np.isfinite(raw).all()
     assert abs(raw.mean() - scaled.mean()) <= 0.01
+
+
+@pytest.mark.parametrize("n_samples, expect_validation", [(1999, False), (2000, True)])
+def test_early_stopping_auto_switches_on_at_2000_samples(n_samples, expect_validation):
+    X, y = make_classification(n_samples=n_samples, n_features=4, random_state=0)
+    clf = CRClassifier(hidden_layer_sizes=(4,), max_iter=2, random_state=0).fit(X, y)
+    assert clf.early_stopping == "auto"
+    assert (clf.validation_scores_ is not None) is expect_validation
