@@ -517,6 +517,39 @@ class BaseCR(BaseEstimator):
         norms = self._jacobian(np.asarray(X, dtype=np.float64), reduce="norm")
         self.gradient_norm_mean_ = float(norms.mean())
         self.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))
+        X64 = np.asarray(X, dtype=np.float64)
+        self.input_mean_ = X64.mean(axis=0)
+        scale = X64.std(axis=0)
+        scale[~(scale > 0)] = 1.0
+        self.input_scale_ = scale
+        self.input_distance_quantiles_ = np.percentile(
+            self._input_distance(X64), np.arange(101)
+        )
+
+    def _input_distance(self, X):
+        return np.abs((X - self.input_mean_) / self.input_scale_).max(axis=1)
+
+    def input_distance(self, X):
+        """Largest absolute z-score of each sample against the training data.
+
+        A gradient-based signal cannot see inputs far outside the training
+        range: the soft-bounded polynomials saturate there, so the gradient
+        (and :meth:`input_sensitivity`) shrinks. This distance grows instead:
+        ``input_distance(X) > model.input_distance_quantiles_[100]`` flags
+        samples with a feature beyond anything seen in training.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        distance : ndarray of shape (n_samples,)
+            ``max_j |x_j - mean_j| / std_j`` with the training mean and
+            standard deviation of each feature.
+        """
+        return self._input_distance(self._check_X(X))
 
     def _refresh_inference_module(self):
         # Predictions run on a float64 copy: batch-size independent to 1e-12

@@ -186,6 +186,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         Mean norm of the latent score's input gradient on the training data.
     gradient_norm_quantiles_ : ndarray of shape (101,)
         Percentiles 0..100 of the training input-gradient norms.
+    input_mean_ : ndarray of shape (n_features,)
+        Training mean of each feature (for :meth:`input_distance`).
+    input_scale_ : ndarray of shape (n_features,)
+        Training standard deviation of each feature (1 where constant).
+    input_distance_quantiles_ : ndarray of shape (101,)
+        Percentiles 0..100 of the training samples' :meth:`input_distance`.
     net_ : skorch.NeuralNet
         The fitted skorch net; ``net_.criterion_`` holds the cut-points.
     module_ : torch.nn.Module
