@@ -58,8 +58,8 @@ for name, model in models.items():
 # dotted p99 line at tau. Under its default strong DREG penalty the CR
 # network stays close to linear on Pima and its tau is low. On Pima folds
 # (``benchmarks/results/tau.md``) DREG lowers tau against no penalty (1.28
-# with the stream, 1.23 local, 1.34 without), but a GELU network with local
-# DREG is about as low (1.24): a low tau is a property of the penalty and the
+# with the stream, 1.23 local, 1.32 without), but a GELU network with local
+# DREG is about as low (1.27): a low tau is a property of the penalty and the
 # training schedule, not of the polynomial activation alone.
 display = GradientNormDisplay.from_estimators(models, X_test)
 print({name: round(tau, 3) for name, tau in display.taus_.items()})
