@@ -401,7 +401,10 @@ class BaseCR(BaseEstimator):
                 ("*coefficients", no_decay),
                 ("*cutpoint*", no_decay),
                 ("*norm.gain", no_decay),
-            ],
+            ]
+            # Without decay one group does: one fused kernel call per step.
+            if self.weight_decay > 0
+            else [],
             max_epochs=self.max_iter,
             batch_size=self._batch_size_,
             iterator_train=_BatchLoader,

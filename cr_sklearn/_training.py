@@ -130,6 +130,39 @@ class _CRNet(NeuralNet):
             loss = loss + self.igpen_lambda * value
         return loss
 
+    def _set_training(self, training=True):
+        # skorch sets the mode before every batch; walking the module tree each
+        # time costs as much as a small net's arithmetic, so skip it when set.
+        for name in self._modules + self._criteria:
+            module = getattr(self, name + "_")
+            if isinstance(module, torch.nn.Module) and module.training != training:
+                super()._set_training(training)
+                return
+
+    def _gradients_finite(self):
+        """Whether every gradient the optimizer will apply is finite."""
+        grads = [
+            p.grad
+            for group in self.optimizer_.param_groups
+            for p in group["params"]
+            if p.grad is not None
+        ]
+        if not grads:
+            return True
+        by_kind = {}
+        for g in grads:
+            by_kind.setdefault((g.device, g.dtype), []).append(g)
+        for (device, dtype), group in by_kind.items():
+            found = torch.zeros(1, device=device, dtype=torch.float32)
+            # One fused pass over all gradients (what GradScaler uses); the
+            # scale 1 leaves them unchanged.
+            torch._amp_foreach_non_finite_check_and_unscale_(
+                group, found, torch.ones(1, device=device, dtype=torch.float32)
+            )
+            if found.item():
+                return False
+        return True
+
     def train_step_single(self, batch, **fit_params):
         self._set_training(True)
         Xi, yi = batch
@@ -137,12 +170,7 @@ class _CRNet(NeuralNet):
         loss = self.get_loss(y_pred, yi, X=Xi, training=True)
         if torch.isfinite(loss):
             loss.backward()
-            grads = [p.grad for _, p in self.get_all_learnable_params()]
-            grads = [g for g in grads if g is not None]
-            if (
-                grads
-                and not torch.isfinite(torch.stack([g.sum() for g in grads])).all()
-            ):
+            if not self._gradients_finite():
                 # A non-finite gradient would poison Adam's moments: skip it.
                 self._zero_grad_optimizer(set_to_none=True)
                 self.history.record_batch("skipped", 1)

@@ -127,3 +127,24 @@ def test_adding_an_activation_is_one_registry_entry(monkeypatch):
     z = _grid(3)
     torch.testing.assert_close(act(z), softsign(z))
     torch.testing.assert_close(act.derivative(z), _autograd_derivative(act, z))
+
+
+@pytest.mark.parametrize("bound", [None, 3.0, 0.7])
+@pytest.mark.parametrize("degree", [1, 2, 3, 5])
+def test_poly_overwriting_inference_pass_matches_forward(degree, bound):
+    act = PolyActivation(6, degree=degree, bound=bound).double()
+    with torch.no_grad():
+        act.coefficients.normal_(generator=torch.Generator().manual_seed(degree))
+    z = _grid(width=6)
+    expected = act(z)
+    scratch = z.clone()
+    with torch.no_grad():
+        out = act._forward_overwrite(scratch)
+    torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_poly_bound_is_b_tanh_z_over_b():
+    # The bound is evaluated through sigmoid; it must still be b tanh(z / b).
+    act = PolyActivation(5, degree=1, bound=0.7).double()
+    z = _grid()
+    torch.testing.assert_close(act(z), 0.7 * torch.tanh(z / 0.7), rtol=0, atol=1e-14)

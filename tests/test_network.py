@@ -256,3 +256,30 @@ def test_set_input_scaling_standardises_inputs():
         shifted((x - torch.tensor([1.0, 10.0])) / torch.tensor([2.0, 20.0]).double()),
     )
     assert not torch.allclose(before, net(x))
+
+
+@pytest.mark.parametrize("activation", ["poly", "relu"])
+def test_inference_pass_without_grad_equals_the_graph_pass(activation):
+    # Without grad, forward overwrites its own scratch tensors; the input and
+    # the result must be as with the graph.
+    net = _network(activation)
+    x = _inputs(40)
+    before = x.clone()
+    expected = net(x)
+    with torch.no_grad():
+        got = net(x)
+    torch.testing.assert_close(got, expected.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(x, before, rtol=0, atol=0)
+
+
+def test_inference_pass_runs_forward_hooks_of_activations():
+    # The in-place path must not bypass hooks registered on the activations.
+    net = _network("poly")
+    seen = []
+    handle = net.activations[0].register_forward_hook(
+        lambda mod, args, out: seen.append(out.shape)
+    )
+    with torch.no_grad():
+        net(_inputs(4))
+    handle.remove()
+    assert seen == [(4, HIDDEN[0])]

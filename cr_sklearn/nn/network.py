@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn.modules import module as _module
 
 from .activations import make_activation
 
@@ -79,6 +80,22 @@ def random_directions(batch, n_features, k, *, dtype, device, generator=None):
         0, 2, (batch, k, n_features), generator=generator, device=device
     )
     return (2.0 * signs.to(dtype) - 1.0) / (k**0.5)
+
+
+def _plain_call(module):
+    """Whether ``module`` has an in-place inference path and no hooks to run.
+
+    Calling ``_forward_overwrite`` directly skips ``nn.Module.__call__``, so it
+    is only taken when no forward hook (the module's or a global one) would
+    be skipped with it.
+    """
+    return (
+        hasattr(module, "_forward_overwrite")
+        and not module._forward_hooks
+        and not module._forward_pre_hooks
+        and not _module._global_forward_hooks
+        and not _module._global_forward_pre_hooks
+    )
 
 
 class CRNetwork(nn.Module):
@@ -181,8 +198,14 @@ class CRNetwork(nn.Module):
             The network output.
         """
         h = (x - self.input_mean) / self.input_scale
+        overwrite = not torch.is_grad_enabled()
         for layer, act in zip(self.hidden, self.activations, strict=True):
-            h = act(layer(h))
+            z = layer(h)
+            if overwrite and _plain_call(act):
+                # z is this pass's own scratch tensor: reuse its memory.
+                h = act._forward_overwrite(z)
+            else:
+                h = act(z)
             mask = self._dropout_mask(h)
             if mask is not None:
                 h = h * mask
