@@ -186,6 +186,28 @@ def _time_steps(net, data, n_steps):
     return (CLOCK[0]() - start) / n_steps
 
 
+def _flop_row(shape, d, width, threads_list, n_out=1):
+    """Multiply-adds of an exact-stream step over an IGPen step (an estimate).
+
+    Per row, the network costs ``N = d w + w w + w o`` multiply-adds forward;
+    the exact stream adds ``S = d (w w + w o)`` (``d`` directions through the
+    hidden-to-hidden and output matrices). A training step is about three
+    forward passes (forward and backward), so the stream step costs
+    ``3 (N + S)``; double backpropagation costs about twice a plain step,
+    ``6 N``. The ratio ``(1 + S / N) / 2`` is what compute-bound shapes
+    approach, whatever the implementation.
+    """
+    network = d * width + width * width + width * n_out
+    stream = d * (width * width + width * n_out)
+    row = Row(
+        "train epoch",
+        f"{shape}: multiply-adds, stream exact / IGPen",
+        "(analytic estimate)",
+    )
+    row.values = dict.fromkeys(threads_list, (1 + stream / network) / 2)
+    return row
+
+
 def bench_train(rows, threads_list, quick):
     shapes = (
         [(8, 64, 64), (384, 64, 256)]
@@ -240,6 +262,8 @@ def bench_train(rows, threads_list, quick):
             print(f"  train {shape} threads={threads} done", file=sys.stderr)
         rows["targets"] += [r for r in (local, exact, k1, k4) if r is not None]
         rows["details"] += [reference, *per_shape.values()]
+        if d == 8:
+            rows["details"].append(_flop_row(shape, d, width, threads_list))
 
 
 # -- 2. CRClassifier.fit on Pima -------------------------------------------------
@@ -316,7 +340,7 @@ def bench_fit(rows, threads_list, quick):
     network = d * w1 + w1 * w2 + w2 * n_out
     stream = d * (w1 * w2 + w2 * n_out)
     row = Row("Pima fit", "multiply-adds per row: exact stream / network", "(analytic)")
-    row.values[threads_list[0]] = stream / network
+    row.values = dict.fromkeys(threads_list, stream / network)
     rows["details"].append(row)
     if quick:
         return

@@ -166,3 +166,16 @@ def test_finite_guard_gives_up_after_max_retries():
     # The last finite state is restored before raising.
     params = list(clf.net_.module_.parameters())
     assert all(bool(torch.isfinite(p).all()) for p in params)
+
+
+def test_all_finite_checks_every_tensor_without_changing_them():
+    from cr_sklearn._training import _all_finite
+
+    a = torch.ones(3)
+    b = torch.arange(4, dtype=torch.float64)
+    assert _all_finite([a, b])
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        c = torch.tensor([1.0, bad])
+        assert not _all_finite([a, b, c])
+    torch.testing.assert_close(b, torch.arange(4, dtype=torch.float64))
+    assert _all_finite([])
