@@ -64,13 +64,24 @@ class CRClassifier(ClassifierMixin, BaseCR):
         (cost grows with ``n_features``), an int ``k`` carries ``k`` random
         directions (an unbiased estimate of the squared norm). ``"auto"`` is
         exact up to 32 features and 4 directions above.
+    stream_rows : int or None, default=64
+        Rows of each training batch that carry the Jacobian stream of
+        ``dreg="stream"``: a uniformly random subset drawn per step, so the
+        penalty is an unbiased estimate of its batch mean at a fraction of
+        the stream's cost. ``None`` carries every row. Ignored by
+        ``architecture="residual"``.
     max_iter : int, default=100
         Maximum number of epochs (the number of epochs when
         early stopping is off).
     batch_size : int or "auto", default="auto"
-        Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
-    learning_rate_init : float, default=1e-3
-        Adam(W) learning rate.
+        Minibatch size. ``"auto"`` is the whole training set when ``fit``
+        trains a fixed budget of ``max_iter`` epochs on fewer than 2,000
+        samples (no early stopping), and ``min(200, n_samples)`` otherwise
+        (early stopping, ``partial_fit``).
+    learning_rate_init : float or "auto", default="auto"
+        Adam(W) learning rate. ``"auto"`` is ``1e-3 * max(1, batch / 200)``:
+        a larger batch takes fewer, proportionally larger steps per epoch
+        (the linear scaling rule).
     early_stopping : bool or "auto", default="auto"
         ``"auto"`` enables early stopping when ``fit`` gets at least 2,000
         samples and trains the full ``max_iter`` epochs below that. ``True``:
@@ -175,6 +186,13 @@ class CRClassifier(ClassifierMixin, BaseCR):
     against 44.1% early-stopped), hence early stopping from 2,000 samples on,
     the same kind of rule as
     :class:`~sklearn.ensemble.HistGradientBoostingClassifier`'s.
+
+    Small fits train on the whole training set per step with a learning rate
+    scaled by the linear rule, and carry the Jacobian stream on 64 random
+    rows per step (``batch_size="auto"``, ``learning_rate_init="auto"``,
+    ``stream_rows=64``). On the same tuning data the mean accuracy moved by
+    under 0.1 point (82.63% to 82.57% at 100% of each fold, 79.57% to 79.54%
+    at 10%) while fits became 4.4 times faster.
 
     Examples
     --------

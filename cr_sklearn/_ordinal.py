@@ -109,12 +109,23 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         (cost grows with ``n_features``), an int ``k`` carries ``k`` random
         directions (an unbiased estimate of the squared norm). ``"auto"`` is
         exact up to 32 features and 4 directions above.
+    stream_rows : int or None, default=None
+        Rows of each training batch that carry the Jacobian stream of
+        ``dreg="stream"``: a uniformly random subset drawn per step, so the
+        penalty is an unbiased estimate of its batch mean at a fraction of
+        the stream's cost. ``None`` carries every row. Ignored by
+        ``architecture="residual"``.
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int or "auto", default="auto"
-        Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
-    learning_rate_init : float, default=1e-3
-        Adam(W) learning rate.
+        Minibatch size. ``"auto"`` is the whole training set when ``fit``
+        trains a fixed budget of ``max_iter`` epochs on fewer than 2,000
+        samples (no early stopping), and ``min(200, n_samples)`` otherwise
+        (early stopping, ``partial_fit``).
+    learning_rate_init : float or "auto", default="auto"
+        Adam(W) learning rate. ``"auto"`` is ``1e-3 * max(1, batch / 200)``:
+        a larger batch takes fewer, proportionally larger steps per epoch
+        (the linear scaling rule).
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the training data (stratified),
         stop when the validation loss stops improving and restore the best
@@ -298,9 +309,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         dreg="stream",
         dreg_lambda=10**-2.5,
         n_projections="auto",
+        stream_rows=None,
         max_iter=200,
         batch_size="auto",
-        learning_rate_init=1e-3,
+        learning_rate_init="auto",
         early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -326,6 +338,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             dreg=dreg,
             dreg_lambda=dreg_lambda,
             n_projections=n_projections,
+            stream_rows=stream_rows,
             max_iter=max_iter,
             batch_size=batch_size,
             learning_rate_init=learning_rate_init,

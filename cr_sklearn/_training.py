@@ -103,6 +103,7 @@ class _CRNet(NeuralNet):
         dreg=None,
         dreg_lambda=0.0,
         n_projections=None,
+        stream_rows=None,
         igpen_lambda=0.0,
         **kwargs,
     ):
@@ -110,6 +111,7 @@ class _CRNet(NeuralNet):
         self.dreg = dreg
         self.dreg_lambda = dreg_lambda
         self.n_projections = n_projections
+        self.stream_rows = stream_rows
         self.igpen_lambda = igpen_lambda
 
     def _penalty(self):
@@ -128,7 +130,16 @@ class _CRNet(NeuralNet):
         stream = None
         if penalty is not None and penalty.needs == "stream":
             stream = self.n_projections
-        result = self.module_.forward_stream(X, stream, derivatives=penalty is not None)
+        extra = {}
+        if stream is not None and self.stream_rows and X.shape[0] > self.stream_rows:
+            # A uniform random subset of rows carries the stream: the batch-mean
+            # penalty stays unbiased at a fraction of the stream's cost.
+            extra["rows"] = torch.randperm(X.shape[0], device=X.device)[
+                : self.stream_rows
+            ]
+        result = self.module_.forward_stream(
+            X, stream, derivatives=penalty is not None, **extra
+        )
         self._train_cache = (X, result)
         return result.output
 

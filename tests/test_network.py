@@ -283,3 +283,32 @@ def test_inference_pass_runs_forward_hooks_of_activations():
         net(_inputs(4))
     handle.remove()
     assert seen == [(4, HIDDEN[0])]
+
+
+@pytest.mark.parametrize("activation", ["poly", "tanh"])
+def test_stream_on_a_subset_of_rows_matches_those_rows(activation):
+    net = _network(activation)
+    x = _inputs(12)
+    rows = torch.tensor([7, 0, 3, 11])
+    full = net.forward_stream(x, "exact")
+    part = net.forward_stream(x, "exact", rows=rows)
+    # Values and derivatives for every row; Jacobians for the chosen ones.
+    torch.testing.assert_close(part.output, full.output, rtol=0, atol=0)
+    for d_part, d_full in zip(part.derivatives, full.derivatives, strict=True):
+        torch.testing.assert_close(d_part, d_full, rtol=0, atol=0)
+    for j_part, j_full in zip(part.jacobians, full.jacobians, strict=True):
+        assert j_part.shape[0] == len(rows)
+        torch.testing.assert_close(j_part, j_full[rows], rtol=1e-12, atol=1e-12)
+
+
+def test_row_subsets_average_to_the_full_stream_penalty():
+    # Over a partition of the batch into equal subsets, the subset penalties
+    # average to the full batch's: the subset estimate is unbiased.
+    from cr_sklearn.nn import stream_dreg
+
+    net = _network("poly")
+    x = _inputs(12)
+    full = stream_dreg(net.forward_stream(x, "exact"))
+    parts = torch.randperm(12, generator=torch.Generator().manual_seed(0)).view(3, 4)
+    estimates = [stream_dreg(net.forward_stream(x, "exact", rows=r)) for r in parts]
+    torch.testing.assert_close(torch.stack(estimates).mean(), full, rtol=1e-12, atol=0)

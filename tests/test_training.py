@@ -179,3 +179,47 @@ def test_all_finite_checks_every_tensor_without_changing_them():
         assert not _all_finite([a, b, c])
     torch.testing.assert_close(b, torch.arange(4, dtype=torch.float64))
     assert _all_finite([])
+
+
+def _recorded_stream_batches(clf, X, y, monkeypatch):
+    """Batch axis of the Jacobians of every training step of ``clf.fit``."""
+    from cr_sklearn.nn import CRNetwork
+
+    seen = []
+    original = CRNetwork.forward_stream
+
+    def spy(self, x, jacobian=None, **kwargs):
+        result = original(self, x, jacobian, **kwargs)
+        if result.jacobians is not None:
+            seen.append((x.shape[0], result.jacobians[0].shape[0]))
+        return result
+
+    monkeypatch.setattr(CRNetwork, "forward_stream", spy)
+    clf.fit(X, y)
+    return seen
+
+
+def test_stream_rows_carries_the_stream_on_a_random_subset(monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 4))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=0)
+    seen = _recorded_stream_batches(
+        CRClassifier(stream_rows=16, **params), X, y, monkeypatch
+    )
+    assert any(batch > 16 for batch, _ in seen)
+    assert all(rows == min(16, batch) for batch, rows in seen)
+    seen = _recorded_stream_batches(
+        CRClassifier(stream_rows=None, **params), X, y, monkeypatch
+    )
+    assert seen and all(rows == batch for batch, rows in seen)
+
+
+def test_stream_rows_subset_fits_are_reproducible():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((150, 5))
+    y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
+    params = dict(hidden_layer_sizes=(8,), max_iter=5, stream_rows=10, random_state=3)
+    a = CRClassifier(**params).fit(X, y).predict_proba(X)
+    b = CRClassifier(**params).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)

@@ -211,7 +211,9 @@ class CRNetwork(nn.Module):
                 h = h * mask
         return self.output(h)
 
-    def forward_stream(self, x, jacobian=None, *, derivatives=True, directions=None):
+    def forward_stream(
+        self, x, jacobian=None, *, derivatives=True, directions=None, rows=None
+    ):
         """Forward pass that also returns derivatives and, optionally, Jacobians.
 
         Parameters
@@ -226,7 +228,13 @@ class CRNetwork(nn.Module):
         derivatives : bool, default=True
             Keep ``phi'(z_l)`` of every layer (needed by the local penalty).
         directions : torch.Tensor of shape (batch or 1, k, n_features), optional
-            Explicit directions; overrides ``jacobian``.
+            Explicit directions; overrides ``jacobian``. With ``rows``, one
+            per selected row (or 1).
+        rows : torch.Tensor of int64, optional
+            Carry the Jacobian stream for these rows of ``x`` only (values and
+            derivatives are computed for every row). The Jacobians then have
+            ``len(rows)`` on their batch axis; a uniformly random subset makes
+            a batch-mean penalty an unbiased estimate of the full one.
 
         Returns
         -------
@@ -234,7 +242,7 @@ class CRNetwork(nn.Module):
             Output, derivatives, weights and (optionally) Jacobians.
         """
         h = (x - self.input_mean) / self.input_scale
-        batch = h.shape[0]
+        batch = h.shape[0] if rows is None else rows.shape[0]
         exact = directions is None and jacobian == "exact"
         if directions is None and jacobian is not None and not exact:
             directions = random_directions(
@@ -268,7 +276,7 @@ class CRNetwork(nn.Module):
                 # (A contiguous W^T: broadcasting over a transposed view is
                 # several times slower.)
                 zj = weight.t().contiguous() if j is None else j @ weight.t()
-                j = d.unsqueeze(1) * zj
+                j = (d if rows is None else d[rows]).unsqueeze(1) * zj
                 jacobians.append(j.transpose(1, 2))
         weight = self.output.weight
         out = torch.nn.functional.linear(h, weight, self.output.bias)
