@@ -201,7 +201,7 @@ class BaseCR(BaseEstimator):
         stream_rows=64,
         max_iter=100,
         batch_size="auto",
-        learning_rate_init="auto",
+        learning_rate_init=1e-3,
         early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -295,18 +295,8 @@ class BaseCR(BaseEstimator):
             return _AUTO_PROJECTIONS
         return int(self.n_projections)
 
-    def _batch_size(self, n_samples, *, fixed_budget=False):
-        """Rows per step; ``fixed_budget``: a small-data fit of ``max_iter`` epochs.
-
-        ``"auto"`` takes the whole training set in such fits (below
-        2,000 samples without early stopping): per-step overhead, not
-        arithmetic, sets the cost of small batches on a CPU, and with
-        ``learning_rate_init="auto"`` the accuracy holds (measured by
-        ``benchmarks/tune_defaults.py``). Otherwise ``min(200, n_samples)``.
-        """
+    def _batch_size(self, n_samples):
         if self.batch_size == "auto":
-            if fixed_budget and n_samples < _AUTO_EARLY_STOPPING_MIN_SAMPLES:
-                return n_samples
             return min(200, n_samples)
         return min(int(self.batch_size), n_samples)
 
@@ -315,7 +305,8 @@ class BaseCR(BaseEstimator):
 
         Above 200 rows a batch averages more samples per step, so there are
         fewer steps per epoch: the step grows in proportion (the linear
-        scaling rule), keeping the per-epoch progress of batch 200.
+        scaling rule), keeping the per-epoch progress of batch 200. It makes
+        full-batch training on small data a fast path (see the user guide).
         """
         if self.learning_rate_init == "auto":
             return 1e-3 * max(1.0, self._batch_size_ / 200)
@@ -513,9 +504,7 @@ class BaseCR(BaseEstimator):
                 None if uniform else to_x(weight[train_idx]),
             )
             if reset:
-                self._batch_size_ = self._batch_size(
-                    len(train_idx), fixed_budget=split is None and not incremental
-                )
+                self._batch_size_ = self._batch_size(len(train_idx))
                 self.net_ = self._build_net(X.shape[1])
                 if self.standardize:
                     mean = np.mean(X[train_idx], axis=0, dtype=np.float64)

@@ -118,14 +118,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int or "auto", default="auto"
-        Minibatch size. ``"auto"`` is the whole training set when ``fit``
-        trains a fixed budget of ``max_iter`` epochs on fewer than 2,000
-        samples (no early stopping), and ``min(200, n_samples)`` otherwise
-        (early stopping, ``partial_fit``).
-    learning_rate_init : float or "auto", default="auto"
+        Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
+    learning_rate_init : float or "auto", default=1e-3
         Adam(W) learning rate. ``"auto"`` is ``1e-3 * max(1, batch / 200)``:
         a larger batch takes fewer, proportionally larger steps per epoch
-        (the linear scaling rule).
+        (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
+        path for small data (see the user guide's training page).
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the training data (stratified),
         stop when the validation loss stops improving and restore the best
@@ -312,7 +310,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         stream_rows=None,
         max_iter=200,
         batch_size="auto",
-        learning_rate_init="auto",
+        learning_rate_init=1e-3,
         early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=10,

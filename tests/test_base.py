@@ -87,42 +87,29 @@ def test_html_repr_of_fitted_pipeline(pima):
 
 
 @pytest.mark.parametrize(
-    ("n_samples", "early_stopping", "batch", "lr"),
+    ("n_samples", "batch_size", "learning_rate_init", "batch", "lr"),
     [
-        (300, "auto", 300, 1e-3 * 300 / 200),  # small fixed-budget fit: full batch
-        (150, "auto", 150, 1e-3),  # below 200 rows the step is not scaled
-        (300, True, 200, 1e-3),  # early stopping keeps minibatches of 200
-        (2500, "auto", 200, 1e-3),  # from 2,000 samples on: early stopping
+        (300, "auto", 1e-3, 200, 1e-3),  # the defaults: MLPClassifier's rule
+        (300, 300, "auto", 300, 1e-3 * 300 / 200),  # full batch, scaled step
+        (150, "auto", "auto", 150, 1e-3),  # up to 200 rows the step is 1e-3
+        (300, 50, 0.02, 50, 0.02),  # explicit values are used as given
     ],
 )
-def test_auto_batch_size_and_learning_rate(n_samples, early_stopping, batch, lr):
+def test_batch_size_and_learning_rate(
+    n_samples, batch_size, learning_rate_init, batch, lr
+):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n_samples, 3))
     y = (X[:, 0] > 0).astype(int)
     clf = CRClassifier(
-        (4,), max_iter=1, early_stopping=early_stopping, random_state=0
+        (4,),
+        max_iter=1,
+        batch_size=batch_size,
+        learning_rate_init=learning_rate_init,
+        random_state=0,
     ).fit(X, y)
     assert clf.net_.batch_size == batch
     assert clf.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(lr)
-
-
-def test_explicit_batch_size_and_learning_rate_are_used_as_given():
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((300, 3))
-    y = (X[:, 0] > 0).astype(int)
-    clf = CRClassifier(
-        (4,), max_iter=1, batch_size=50, learning_rate_init=0.02, random_state=0
-    ).fit(X, y)
-    assert clf.net_.batch_size == 50
-    assert clf.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.02)
-
-
-def test_partial_fit_keeps_minibatches():
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((500, 3))
-    y = (X[:, 0] > 0).astype(int)
-    clf = CRClassifier((4,), random_state=0).partial_fit(X, y, classes=[0, 1])
-    assert clf.net_.batch_size == 200
 
 
 def test_residual_architecture_ignores_stream_rows():
