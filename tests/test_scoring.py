@@ -70,7 +70,11 @@ def test_gradient_tail_ratio_values_and_pooling():
 
 @pytest.mark.parametrize(
     "norms, q, message",
-    [([1.0, -1.0], 99, "non-negative"), ([[1.0, 2.0]], 120, "q must"), ([], 99, "")],
+    [
+        ([1.0, -1.0], 99, "non-negative"),
+        ([[1.0, 2.0]], 120, "q must"),
+        ([], 99, "non-empty"),
+    ],
 )
 def test_gradient_tail_ratio_rejects_bad_input(norms, q, message):
     with pytest.raises(ValueError, match=message):
