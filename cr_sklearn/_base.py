@@ -434,9 +434,7 @@ class BaseCR(BaseEstimator):
             dreg=self.dreg,
             dreg_lambda=self.dreg_lambda,
             n_projections=self._stream_mode(n_features),
-            # The residual stream has no row subset (its norm layers mix rows'
-            # statistics per sample only, but it is not implemented there).
-            stream_rows=None if self.architecture == "residual" else self.stream_rows,
+            stream_rows=self.stream_rows,
             igpen_lambda=self.igpen_lambda,
             # skorch formats its epoch table even when silent: drop it then.
             **({} if self.verbose else {"callbacks__print_log": None}),

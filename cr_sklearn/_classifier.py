@@ -68,8 +68,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         Rows of each training batch that carry the Jacobian stream of
         ``dreg="stream"``: a uniformly random subset drawn per step, so the
         penalty is an unbiased estimate of its batch mean at a fraction of
-        the stream's cost. ``None`` carries every row. Ignored by
-        ``architecture="residual"``.
+        the stream's cost. ``None`` carries every row.
     max_iter : int, default=100
         Maximum number of epochs (the number of epochs when
         early stopping is off).

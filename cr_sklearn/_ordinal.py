@@ -113,8 +113,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         Rows of each training batch that carry the Jacobian stream of
         ``dreg="stream"``: a uniformly random subset drawn per step, so the
         penalty is an unbiased estimate of its batch mean at a fraction of
-        the stream's cost. ``None`` carries every row. Ignored by
-        ``architecture="residual"``.
+        the stream's cost. ``None`` carries every row.
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int or "auto", default="auto"

@@ -112,11 +112,23 @@ def test_batch_size_and_learning_rate(
     assert clf.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(lr)
 
 
-def test_residual_architecture_ignores_stream_rows():
+def test_residual_architecture_carries_the_stream_on_stream_rows(monkeypatch):
+    from cr_sklearn.nn import ResidualCRNetwork
+
+    seen = []
+    original = ResidualCRNetwork.forward_stream
+
+    def spy(self, x, jacobian=None, **kwargs):
+        result = original(self, x, jacobian, **kwargs)
+        if result.jacobians is not None:
+            seen.append(result.jacobians[0].shape[0])
+        return result
+
+    monkeypatch.setattr(ResidualCRNetwork, "forward_stream", spy)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((120, 3))
     y = (X[:, 0] > 0).astype(int)
-    clf = CRClassifier(
+    CRClassifier(
         (8, 8), architecture="residual", stream_rows=4, max_iter=2, random_state=0
     ).fit(X, y)
-    assert clf.net_.stream_rows is None
+    assert seen and set(seen) == {4}

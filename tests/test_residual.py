@@ -41,7 +41,7 @@ def _states(net, z):
 
 
 def _rel_err(a, b):
-    return float((a - b).abs().max() / b.abs().max().detach())
+    return float(((a - b).abs().max() / b.abs().max()).detach())
 
 
 @pytest.mark.parametrize("activation", ALL_ACTIVATIONS)
@@ -183,3 +183,25 @@ def test_residual_classifier_fits_and_jacobian_is_exact(dreg):
     module = clf._inference_module
     ref = torch.vmap(torch.func.jacfwd(lambda v: module(v[None])[0]))(xb)
     np.testing.assert_allclose(clf.jacobian(X[:4]), ref.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("jacobian", ["exact", 3])
+def test_stream_on_a_subset_of_rows_matches_those_rows(jacobian):
+    net = _random_network("poly")
+    x = torch.randn(10, net.n_features, dtype=torch.float64)
+    rows = torch.tensor([9, 2, 5])
+    directions = None
+    if jacobian != "exact":
+        gen = torch.Generator().manual_seed(1)
+        directions = torch.randn(10, jacobian, net.n_features, generator=gen).double()
+    full = net.forward_stream(x, jacobian, directions=directions)
+    part = net.forward_stream(
+        x,
+        jacobian,
+        directions=None if directions is None else directions[rows],
+        rows=rows,
+    )
+    torch.testing.assert_close(part.output, full.output, rtol=0, atol=0)
+    for j_part, j_full in zip(part.jacobians, full.jacobians, strict=True):
+        assert j_part.shape[0] == len(rows)
+        torch.testing.assert_close(j_part, j_full[rows], rtol=1e-12, atol=1e-12)

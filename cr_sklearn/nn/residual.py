@@ -394,12 +394,13 @@ class ResidualCRNetwork(nn.Module):
             h = h + block.proj(a)
         return self.output(h)
 
-    def _activated(self, layer, act, h, j, stream, need_d):
+    def _activated(self, layer, act, h, j, stream, need_d, rows=None):
         """One PolyLayer: ``(phi(z), phi'(z) or None, J)``.
 
         ``j`` is the incoming Jacobian applied to the directions, (batch, k,
         width), or ``None`` for the identity (the exact stream's start, where
-        ``I W^T = W^T`` needs no product).
+        ``I W^T = W^T`` needs no product). With ``rows``, ``j`` and the
+        returned Jacobian cover those rows only.
         """
         z = torch.nn.functional.linear(h, layer.weight, layer.bias)
         if stream or need_d:
@@ -412,21 +413,25 @@ class ResidualCRNetwork(nn.Module):
             d = None if d is None else d * mask
         if not stream:
             return a, d, None
-        zj = layer.weight.t() if j is None else torch.matmul(j, layer.weight.t())
-        return a, d, d.unsqueeze(1) * zj
+        zj = (
+            layer.weight.t().contiguous()
+            if j is None
+            else torch.matmul(j, layer.weight.t())
+        )
+        return a, d, (d if rows is None else d[rows]).unsqueeze(1) * zj
 
-    def _run(self, x, directions, *, exact=False, derivatives=True):
+    def _run(self, x, directions, *, exact=False, derivatives=True, rows=None):
         """Shared pass: the stream plus what the reverse Jacobian needs."""
         h = (x - self.input_mean) / self.input_scale
         stream = exact or directions is not None
         # j: the Jacobian of the current state applied to the directions,
-        # (batch, k, width); rows are directions.
+        # (batch or len(rows), k, width); rows are directions.
         j = None if exact else directions
         if j is not None:
-            j = j.expand(h.shape[0], *j.shape[1:])
+            j = j.expand(h.shape[0] if rows is None else rows.shape[0], *j.shape[1:])
         derivs, weights, jacobians, block_inputs = [], [], [], []
         h, d, j = self._activated(
-            self.stem, self.stem_activation, h, j, stream, derivatives
+            self.stem, self.stem_activation, h, j, stream, derivatives, rows
         )
         derivs.append(d)
         weights.append(self.stem.weight)
@@ -434,12 +439,15 @@ class ResidualCRNetwork(nn.Module):
             jacobians.append(j.transpose(1, 2))
         for block in self.blocks:
             block_inputs.append(h)
-            if stream:
+            if stream and rows is None:
                 n, jn = block.norm.forward_and_jvp(h, j)
+            elif stream:
+                n = block.norm(h)
+                _, jn = block.norm.forward_and_jvp(h[rows], j)
             else:
                 n, jn = block.norm(h), None
             a, d, ja = self._activated(
-                block.inner, block.activation, n, jn, stream, derivatives
+                block.inner, block.activation, n, jn, stream, derivatives, rows
             )
             derivs.append(d)
             weights.append(block.inner.weight)
@@ -453,7 +461,9 @@ class ResidualCRNetwork(nn.Module):
             jacobians.append(torch.matmul(j, self.output.weight.t()).transpose(1, 2))
         return out, derivs, weights, (jacobians if stream else None), block_inputs
 
-    def forward_stream(self, x, jacobian=None, *, derivatives=True, directions=None):
+    def forward_stream(
+        self, x, jacobian=None, *, derivatives=True, directions=None, rows=None
+    ):
         """Forward pass that also returns derivatives and, optionally, Jacobians.
 
         Parameters
@@ -468,7 +478,11 @@ class ResidualCRNetwork(nn.Module):
         derivatives : bool, default=True
             Keep ``phi'(z_l)`` of every activated layer.
         directions : torch.Tensor of shape (batch or 1, k, n_features), optional
-            Explicit directions; overrides ``jacobian``.
+            Explicit directions; overrides ``jacobian``. With ``rows``, one
+            per selected row (or 1).
+        rows : torch.Tensor of int64, optional
+            Carry the Jacobian stream for these rows of ``x`` only, as in
+            :meth:`~cr_sklearn.nn.CRNetwork.forward_stream`.
 
         Returns
         -------
@@ -478,14 +492,14 @@ class ResidualCRNetwork(nn.Module):
         exact = directions is None and jacobian == "exact"
         if directions is None and jacobian is not None and not exact:
             directions = random_directions(
-                x.shape[0],
+                x.shape[0] if rows is None else rows.shape[0],
                 self.n_features,
                 int(jacobian),
                 dtype=x.dtype,
                 device=x.device,
             )
         out, derivs, weights, jacobians, _ = self._run(
-            x, directions, exact=exact, derivatives=derivatives
+            x, directions, exact=exact, derivatives=derivatives, rows=rows
         )
         if exact:
             n_directions = self.n_features
