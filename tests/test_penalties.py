@@ -194,3 +194,12 @@ def test_training_computes_the_stream_only_when_a_penalty_needs_it(
     CRClassifier(**_TINY, **params).fit(*_data())
     assert calls
     assert set(calls) == expected
+
+
+def test_local_dreg_of_a_network_without_hidden_layers_is_zero():
+    from cr_sklearn.nn import CRNetwork
+
+    net = CRNetwork(3, 2, hidden_layer_sizes=())
+    result = net.forward_stream(torch.randn(5, 3), None, derivatives=True)
+    penalty = local_dreg(result)
+    assert penalty.shape == () and float(penalty) == 0.0

@@ -201,9 +201,7 @@ class PolyActivation(nn.Module):
     @staticmethod
     def _horner(coefficients, u):
         """``sum_k c_k u^k`` for ``coefficients`` of shape (n_terms, width)."""
-        terms = coefficients.unbind(0)
-        if len(terms) == 1:
-            return terms[0].expand_as(u)
+        terms = coefficients.unbind(0)  # degree >= 1: two terms at least
         value = torch.addcmul(terms[-2], terms[-1], u)
         for c in reversed(terms[:-2]):
             value = torch.addcmul(c, value, u)
@@ -269,9 +267,8 @@ class PolyActivation(nn.Module):
         """``forward(z)`` computed in ``z``'s memory, for inference only.
 
         ``z`` must be a scratch tensor the caller owns and grad mode must be
-        off. Large prediction batches are bound by memory traffic, and fresh
-        allocations per op (page faults on first touch) cost as much as the
-        arithmetic.
+        off. Large prediction batches are bound by memory traffic; reusing
+        ``z`` saves an allocation and a pass per op.
         """
         u = z
         if self.bound is not None:

@@ -65,6 +65,9 @@ def local_dreg(result):
     torch.Tensor
         A scalar.
     """
+    if not result.weights:
+        # No activated layer (a linear model): no layer-local Jacobian.
+        return result.output.new_zeros(())
     total = 0.0
     for d, weight in zip(result.derivatives, result.weights, strict=True):
         if d is None:
