@@ -1,7 +1,7 @@
 """
-=========================================
+============================================
 Growing a residual CR network block by block
-=========================================
+============================================
 
 A residual CR classifier can be deepened after fitting without changing what
 it predicts: a new residual block whose last layer is zero is the identity.
