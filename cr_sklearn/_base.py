@@ -196,7 +196,7 @@ class BaseCR(BaseEstimator):
         activation="poly",
         degree=3,
         dreg="stream",
-        dreg_lambda=10**-1.5,
+        dreg_lambda=10**-2,
         n_projections="auto",
         stream_rows=64,
         max_iter=100,

@@ -55,7 +55,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         input, from the forward stream. ``"local"``:
         ``(1/L) sum_l sum_i phi'(z_i)^2 ||W_i||^2``, no stream needed.
         ``None``: no penalty, and no stream is computed.
-    dreg_lambda : float, default=10**-1.5
+    dreg_lambda : float, default=10**-2
         Strength of the DREG penalty. The default was chosen by
         cross-validation on datasets other than the Pima benchmark (see
         Notes).
@@ -170,7 +170,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
     -----
     The network starts from the class prior (zero output weights, prior
     log-odds as bias) with identity polynomials, i.e. close to a linear
-    model. The defaults (``dreg_lambda=10**-1.5``, 100 epochs,
+    model. The defaults (``dreg_lambda=10**-2``, 100 epochs,
     ``early_stopping="auto"``) were chosen by repeated 5-fold
     cross-validation on breast cancer, Wine Quality (binarised), and numeric
     Adult features, at 10% and 100% of each training fold (450-1,300 training
@@ -187,7 +187,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
     The Jacobian stream runs on 64 random rows of each batch
     (``stream_rows=64``): on the same tuning data the mean accuracy was
     unchanged (82.64% against 82.63% with every row at 100% of each fold,
-    79.54% against 79.57% at 10%) and fits took half the time.
+    79.54% against 79.57% at 10%) and fits took half the time. A grid over
+    ``dreg_lambda`` from 10^-2.5 to 10^-1.5 then peaked at 10^-2 (83.11%
+    at 100%, 80.01% at 10%, against 82.64% and 79.54% at 10^-1.5 and
+    81.54% and 79.62% for logistic regression).
 
     Examples
     --------
