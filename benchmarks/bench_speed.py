@@ -189,19 +189,27 @@ def _time_steps(net, data, n_steps):
     return (CLOCK[0]() - start) / n_steps
 
 
-def _flop_row(shape, d, width, threads_list, n_out=1):
-    """Multiply-adds of an exact-stream step over an IGPen step (an estimate).
+def _multiply_adds(d, width, n_out=1):
+    """Forward multiply-adds per row: ``(network, exact stream)``.
 
-    Per row, the network costs ``N = d w + w w + w o`` multiply-adds forward;
+    Two hidden layers of ``width``: the network costs ``N = d w + w w + w o``;
     the exact stream adds ``S = d (w w + w o)`` (``d`` directions through the
-    hidden-to-hidden and output matrices). A training step is about three
-    forward passes (forward and backward), so the stream step costs
-    ``3 (N + S)``; double backpropagation costs about twice a plain step,
-    ``6 N``. The ratio ``(1 + S / N) / 2`` is what compute-bound shapes
-    approach, whatever the implementation.
+    hidden-to-hidden and output matrices).
     """
     network = d * width + width * width + width * n_out
-    stream = d * (width * width + width * n_out)
+    return network, d * (width * width + width * n_out)
+
+
+def _flop_row(shape, d, width, threads_list):
+    """Multiply-adds of an exact-stream step over an IGPen step (an estimate).
+
+    A training step is about three forward passes (forward and backward), so
+    the stream step costs ``3 (N + S)`` (see :func:`_multiply_adds`); double
+    backpropagation costs about twice a plain step, ``6 N``. The ratio
+    ``(1 + S / N) / 2`` is what compute-bound shapes approach, whatever the
+    implementation.
+    """
+    network, stream = _multiply_adds(d, width)
     row = Row(
         "train epoch",
         f"{shape}: multiply-adds, stream exact / IGPen",
@@ -359,9 +367,7 @@ def bench_fit(rows, threads_list, quick):
     # the Jacobian stream (d directions through every hidden-to-hidden and the
     # output matrix) over those of the network itself (forward and backward
     # scale alike, so the ratio holds for training).
-    d, (w1, w2), n_out = X.shape[1], HIDDEN, 1
-    network = d * w1 + w1 * w2 + w2 * n_out
-    stream = d * (w1 * w2 + w2 * n_out)
+    network, stream = _multiply_adds(X.shape[1], HIDDEN[0])
     row = Row("Pima fit", "multiply-adds per row: exact stream / network", "(analytic)")
     row.values = dict.fromkeys(threads_list, stream / network)
     rows["details"].append(row)

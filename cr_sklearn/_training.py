@@ -130,15 +130,13 @@ class _CRNet(NeuralNet):
         stream = None
         if penalty is not None and penalty.needs == "stream":
             stream = self.n_projections
-        extra = {}
+        rows = None
         if stream is not None and self.stream_rows and X.shape[0] > self.stream_rows:
             # A uniform random subset of rows carries the stream: the batch-mean
             # penalty stays unbiased at a fraction of the stream's cost.
-            extra["rows"] = torch.randperm(X.shape[0], device=X.device)[
-                : self.stream_rows
-            ]
+            rows = torch.randperm(X.shape[0], device=X.device)[: self.stream_rows]
         result = self.module_.forward_stream(
-            X, stream, derivatives=penalty is not None, **extra
+            X, stream, derivatives=penalty is not None, rows=rows
         )
         self._train_cache = (X, result)
         return result.output

@@ -157,11 +157,16 @@ def _spy_stream(monkeypatch):
     calls = []
     original = CRNetwork.forward_stream
 
-    def spy(self, x, jacobian=None, *, derivatives=True, directions=None):
+    def spy(self, x, jacobian=None, *, derivatives=True, directions=None, rows=None):
         if self.training:  # training batches, not the fitted-model summaries
             calls.append((jacobian, derivatives, directions is not None))
         return original(
-            self, x, jacobian, derivatives=derivatives, directions=directions
+            self,
+            x,
+            jacobian,
+            derivatives=derivatives,
+            directions=directions,
+            rows=rows,
         )
 
     monkeypatch.setattr(CRNetwork, "forward_stream", spy)

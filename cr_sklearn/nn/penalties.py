@@ -76,7 +76,8 @@ def local_dreg(result):
         # small batches).
         scaled = d * torch.linalg.vector_norm(weight, dim=1)
         total = total + scaled.square().sum()
-    batch = result.derivatives[0].reshape(-1, result.derivatives[0].shape[-1]).shape[0]
+    # Rows: every axis but the last (neurons).
+    batch = result.derivatives[0].shape[:-1].numel()
     return total / (batch * len(result.weights))
 
 
