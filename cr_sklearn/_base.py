@@ -207,7 +207,7 @@ class BaseCR(BaseEstimator):
         n_iter_no_change=10,
         tol=1e-4,
         class_weight=None,
-        dropout=0.0,
+        dropout=0.1,
         weight_decay=0.0,
         spectral_norm=False,
         igpen_lambda=0.0,

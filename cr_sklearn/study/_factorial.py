@@ -27,13 +27,23 @@ ACTIVATIONS = ("poly", "relu", "gelu", "tanh", "swish")
 
 # Parameters of the estimator per regulariser. Each one switches DREG off
 # except "dreg" itself, whose strength stays the estimator's own dreg_lambda.
+# Every cell switches all regularisers explicitly, so that each one is alone
+# in its cell whatever the estimator's defaults (CRClassifier's include
+# dropout=0.1).
+_OFF = {
+    "dreg": None,
+    "dropout": 0.0,
+    "weight_decay": 0.0,
+    "spectral_norm": False,
+    "igpen_lambda": 0.0,
+}
 REGULARIZERS = {
-    "none": {"dreg": None},
-    "dreg": {"dreg": "stream"},
-    "dropout": {"dreg": None, "dropout": 0.2},
-    "weight_decay": {"dreg": None, "weight_decay": 0.1},
-    "spectral_norm": {"dreg": None, "spectral_norm": True},
-    "igpen": {"dreg": None, "igpen_lambda": 10**-2.5},
+    "none": _OFF,
+    "dreg": {**_OFF, "dreg": "stream"},
+    "dropout": {**_OFF, "dropout": 0.2},
+    "weight_decay": {**_OFF, "weight_decay": 0.1},
+    "spectral_norm": {**_OFF, "spectral_norm": True},
+    "igpen": {**_OFF, "igpen_lambda": 10**-2.5},
 }
 
 # label_noise corrupts the training labels only (test labels stay true);
@@ -142,8 +152,10 @@ def factorial_study(
         (``dreg=None``), ``"dreg"`` (``dreg="stream"`` at the estimator's
         ``dreg_lambda``), ``"dropout"`` (0.2), ``"weight_decay"`` (0.1,
         decoupled), ``"spectral_norm"`` and ``"igpen"`` (input-gradient
-        penalty by double backprop, ``igpen_lambda=10**-2.5``); all but
-        ``"dreg"`` set ``dreg=None``. ``None`` uses all six.
+        penalty by double backprop, ``igpen_lambda=10**-2.5``). Each sets
+        the other regularisers off (``dreg=None``, ``dropout=0``,
+        ``weight_decay=0``, no spectral norm, ``igpen_lambda=0``), so
+        ``"none"`` is an unregularised network. ``None`` uses all six.
     conditions : list of str or dict of str to dict, default=None
         Names of built-in conditions or a dict of name to settings
         ``{"label_noise": rate, "snr_db": snr}``. Built in: ``"clean"``,
