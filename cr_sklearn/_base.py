@@ -536,10 +536,10 @@ class BaseCR(BaseEstimator):
             self.best_validation_score_ = None
         # X is validated already (re-validating the array would warn about
         # missing feature names after a fit on a DataFrame).
-        norms = self._jacobian(np.asarray(X, dtype=np.float64), reduce="norm")
+        X64 = np.asarray(X, dtype=np.float64)
+        norms = self._jacobian(X64, reduce="norm")
         self.gradient_norm_mean_ = float(norms.mean())
         self.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))
-        X64 = np.asarray(X, dtype=np.float64)
         self.input_mean_ = X64.mean(axis=0)
         scale = X64.std(axis=0)
         scale[~(scale > 0)] = 1.0
