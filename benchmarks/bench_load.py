@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import cr_sklearn._base as cr_base
+# The --compare-unlocked run swaps the private inference lock for a no-op: an
+# experiment on the internals, with no public equivalent.
+import cr_sklearn._inference as cr_inference
 from cr_sklearn import CRClassifier
 from cr_sklearn.datasets import load_pima
 
@@ -150,12 +152,12 @@ def main():
 
     runs = [run_once("locked (shipped)", model, rows, expected, args)]
     if args.compare_unlocked:
-        lock = cr_base._INFERENCE_LOCK
-        cr_base._INFERENCE_LOCK = contextlib.nullcontext()
+        lock = cr_inference._INFERENCE_LOCK
+        cr_inference._INFERENCE_LOCK = contextlib.nullcontext()
         try:
             runs.append(run_once("unlocked (comparison)", model, rows, expected, args))
         finally:
-            cr_base._INFERENCE_LOCK = lock
+            cr_inference._INFERENCE_LOCK = lock
 
     keys = [k for k in runs[0] if k != "first error"]
     lines = [

@@ -32,7 +32,7 @@ from sklearn.svm import SVC
 
 from cr_sklearn import CRClassifier
 from cr_sklearn.datasets import load_pima
-from cr_sklearn.study._stats import corrected_ttest
+from cr_sklearn.study import corrected_ttest
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -57,10 +57,10 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from skorch.dataset import Dataset
 from threadpoolctl import threadpool_limits
 
 from cr_sklearn import CRClassifier
-from cr_sklearn._training import _TensorDataset
 from cr_sklearn.datasets import load_pima
 
 try:
@@ -177,7 +177,8 @@ def _time_steps(net, data, n_steps):
     """Wall time of one epoch of ``n_steps`` batches, per step."""
     X, y = data
     rows = n_steps * net.batch_size
-    iterator = net.get_iterator(_TensorDataset(X[:rows], y[:rows]), training=True)
+    # The estimator's batch loader slices the dataset's X dict and y tensors.
+    iterator = net.get_iterator(Dataset({"X": X[:rows]}, y[:rows]), training=True)
     net.history.new_epoch()
     synchronize = torch.cuda.synchronize if X.is_cuda else (lambda: None)
     synchronize()

@@ -54,7 +54,7 @@ COST = {
 
 def _ordinal_class():
     try:
-        from cr_sklearn._ordinal import CROrdinalRegressor
+        from cr_sklearn import CROrdinalRegressor
     except ImportError:
         return None
     return CROrdinalRegressor

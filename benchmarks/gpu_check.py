@@ -79,11 +79,10 @@ def check_correctness():
     net = CRNetwork(384, 3, (256, 256)).double()
     x = torch.randn(64, 384, dtype=torch.float64)
     directions = torch.randn(1, 4, 384, dtype=torch.float64)
-    for mode, kwargs in (("exact", {}), ("4 directions", {"directions": directions})):
-        jacobian = "exact" if mode == "exact" else None
-        cpu = net.forward_stream(x, jacobian, **kwargs)
-        gpu_kwargs = {k: v.cuda() for k, v in kwargs.items()}
-        gpu = copy.deepcopy(net).cuda().forward_stream(x.cuda(), jacobian, **gpu_kwargs)
+    for mode, spec in (("exact", "exact"), ("4 directions", directions)):
+        cpu = net.forward_stream(x, spec)
+        gpu_spec = spec if isinstance(spec, str) else spec.cuda()
+        gpu = copy.deepcopy(net).cuda().forward_stream(x.cuda(), gpu_spec)
         error = max(
             _max_error(a.detach().cpu(), b.detach())
             for a, b in zip(

@@ -2,19 +2,26 @@
 
 from ._classifier import CRClassifier
 from ._ordinal import CROrdinalRegressor
-from ._persistence import load_model, save_model
-from ._scoring import (
+from ._ordinal_metrics import (
     ORDINAL_SCORERS,
-    DREGScorer,
     OrdinalScorer,
     get_ordinal_scorer,
-    gradient_norms,
-    gradient_tail_ratio,
     macro_averaged_mean_absolute_error,
 )
+from ._persistence import load_model, save_model
+from ._tau import DREGScorer, gradient_norms, gradient_tail_ratio
+from ._version import __version__
 from .growth import DepthGrowth
-
-__version__ = "0.1.0"
+from .selective import (
+    RiskCoverageDisplay,
+    SelectiveClassifier,
+    aurc_score,
+    confidence_signals,
+    eaurc_score,
+    make_aurc_scorer,
+    neg_aurc_scorer,
+    risk_coverage_curve,
+)
 
 __all__ = [
     "CRClassifier",
@@ -23,11 +30,19 @@ __all__ = [
     "DepthGrowth",
     "ORDINAL_SCORERS",
     "OrdinalScorer",
+    "RiskCoverageDisplay",
+    "SelectiveClassifier",
     "__version__",
+    "aurc_score",
+    "confidence_signals",
+    "eaurc_score",
     "get_ordinal_scorer",
     "gradient_norms",
     "gradient_tail_ratio",
     "load_model",
     "macro_averaged_mean_absolute_error",
+    "make_aurc_scorer",
+    "neg_aurc_scorer",
+    "risk_coverage_curve",
     "save_model",
 ]

@@ -56,9 +56,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         ``(1/L) sum_l sum_i phi'(z_i)^2 ||W_i||^2``, no stream needed.
         ``None``: no penalty, and no stream is computed.
     dreg_lambda : float, default=10**-2
-        Strength of the DREG penalty. The default was chosen by
-        cross-validation on datasets other than the Pima benchmark (see
-        Notes).
+        Strength of the DREG penalty: the training loss is the data loss
+        plus ``dreg_lambda`` times the penalty.
     n_projections : "auto", "exact" or int, default="auto"
         How the stream is carried: ``"exact"`` carries the full Jacobian
         (cost grows with ``n_features``), an int ``k`` carries ``k`` random
@@ -97,8 +96,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         :class:`~sklearn.linear_model.LogisticRegression`.
     dropout : float, default=0.1
         Dropout probability after each activated layer (training only; the
-        stream then carries the Jacobian of the thinned network). See Notes
-        for how 0.1 was chosen.
+        stream then carries the Jacobian of the thinned network).
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW) on the weight matrices.
     spectral_norm : bool, default=False
@@ -127,7 +125,11 @@ class CRClassifier(ClassifierMixin, BaseCR):
         1 prints a table per epoch (losses, validation score, penalty);
         2 adds a per-batch progress bar.
     warm_start : bool, default=False
-        Continue training the fitted network on the next ``fit``.
+        Continue training the fitted network on the next ``fit``: the
+        weights and the history carry over, the optimizer starts afresh (as
+        in :class:`~sklearn.neural_network.MLPClassifier`), and every other
+        parameter is read anew. Parameters that define the network cannot
+        change (see :meth:`partial_fit`).
     callbacks : list of skorch callbacks or (name, callback) tuples, default=None
         Extra skorch callbacks.
 
@@ -147,6 +149,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
         Validation accuracy per epoch, with early stopping.
     best_validation_score_ : float or None
         Best validation accuracy, with early stopping.
+    best_epoch_ : int or None
+        With early stopping, the epoch (counted like ``n_iter_``) whose
+        model was kept: the last one that improved the validation loss by
+        more than ``tol`` (relative). ``None`` without early stopping.
     gradient_norm_mean_ : float
         Mean input-gradient norm on the training data.
     gradient_norm_quantiles_ : ndarray of shape (101,)
@@ -172,39 +178,26 @@ class CRClassifier(ClassifierMixin, BaseCR):
     -----
     The network starts from the class prior (zero output weights, prior
     log-odds as bias) with identity polynomials, i.e. close to a linear
-    model. The defaults (``dreg_lambda=10**-2``, 100 epochs,
-    ``early_stopping="auto"``) were chosen by repeated 5-fold
-    cross-validation on breast cancer, Wine Quality (binarised), and numeric
-    Adult features, at 10% and 100% of each training fold (450-1,300 training
-    rows). There, training to the epoch budget under a strong DREG penalty
-    matched or beat logistic regression, whereas early stopping on the small
-    hold-out set (with ``dreg_lambda=10**-2.5``, the previous default)
-    trailed it by about one point: with a few hundred rows the hold-out set
-    is too small to pick the epoch. On larger data the fixed budget
-    overfits (SST-5 sentence embeddings, 8,544 rows: 34.2% test accuracy
-    against 44.1% early-stopped), hence early stopping from 2,000 samples on,
-    the same kind of rule as
+    model; training switches curvature on where it lowers the loss.
+
+    The training loss of a minibatch is its mean log-loss plus
+    ``dreg_lambda`` times the DREG penalty. With ``dreg="stream"`` the
+    penalty is the batch mean of the squared Frobenius norms of every
+    layer's Jacobian with respect to the input, carried forward next to the
+    values on ``stream_rows`` random rows of the batch, an unbiased estimate
+    of that mean whose cost does not grow with the batch. Dropout after each
+    activated layer thins the network during training; the stream then
+    differentiates the thinned network.
+
+    ``early_stopping="auto"`` trains the full ``max_iter`` epochs on fewer
+    than 2,000 samples, where a ``validation_fraction`` hold-out of a few
+    hundred rows is too small to pick the epoch, and stops early on larger
+    data, where a fixed budget overfits: the same kind of rule as
     :class:`~sklearn.ensemble.HistGradientBoostingClassifier`'s.
 
-    The Jacobian stream runs on 64 random rows of each batch
-    (``stream_rows=64``): on the same tuning data the mean accuracy was
-    unchanged (82.64% against 82.63% with every row at 100% of each fold,
-    79.54% against 79.57% at 10%) and fits took half the time. A grid over
-    ``dreg_lambda`` from 10^-2.5 to 10^-1.5 then peaked at 10^-2 (83.11%
-    at 100%, 80.01% at 10%, against 82.64% and 79.54% at 10^-1.5 and
-    81.54% and 79.62% for logistic regression).
-
-    ``dropout=0.1`` was then chosen on a second suite of seven small tables
-    on which logistic regression is the classic model (189-909 rows; R data
-    sets, see ``benchmarks/tune_defaults.py``). Without dropout the network
-    trailed logistic regression there by 0.43 points on average (74.30%
-    against 74.73%, 5x5 folds); with it by 0.17 (74.56%). On the first suite
-    it cost 0.23 points at 100% of each fold (82.88% against 83.11%) and
-    gained 0.04 at 10% (80.05% against 80.01%). It lowered the median
-    gradient tail ratio tau on ten of the eleven data sets (wine red: 4.23
-    to 3.28; biopsy: 3.66 to 3.69, the exception). It trades a little of
-    the margin on data that rewards a nonlinear model for a smaller
-    shortfall where a linear model is best.
+    The defaults were chosen by cross-validation on data sets other than
+    the benchmarks; the user guide's page on the defaults describes how,
+    with the scripts and result files.
 
     Examples
     --------
@@ -217,6 +210,67 @@ class CRClassifier(ClassifierMixin, BaseCR):
     >>> clf.jacobian(X[:2]).shape
     (2, 1, 20)
     """
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(64, 64),
+        *,
+        architecture="mlp",
+        activation="poly",
+        degree=3,
+        dreg="stream",
+        dreg_lambda=10**-2,
+        n_projections="auto",
+        stream_rows=64,
+        max_iter=100,
+        batch_size="auto",
+        learning_rate_init=1e-3,
+        early_stopping="auto",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        class_weight=None,
+        dropout=0.1,
+        weight_decay=0.0,
+        spectral_norm=False,
+        igpen_lambda=0.0,
+        standardize=True,
+        n_threads=None,
+        random_state=None,
+        device="cpu",
+        verbose=0,
+        warm_start=False,
+        callbacks=None,
+    ):
+        super().__init__(
+            hidden_layer_sizes,
+            architecture=architecture,
+            activation=activation,
+            degree=degree,
+            dreg=dreg,
+            dreg_lambda=dreg_lambda,
+            n_projections=n_projections,
+            stream_rows=stream_rows,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            learning_rate_init=learning_rate_init,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            class_weight=class_weight,
+            dropout=dropout,
+            weight_decay=weight_decay,
+            spectral_norm=spectral_norm,
+            igpen_lambda=igpen_lambda,
+            standardize=standardize,
+            n_threads=n_threads,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+            warm_start=warm_start,
+            callbacks=callbacks,
+        )
 
     def _encode_targets(self, y, *, reset, classes=None):
         check_classification_targets(y)
@@ -292,6 +346,23 @@ class CRClassifier(ClassifierMixin, BaseCR):
         -------
         self : CRClassifier
             The updated estimator.
+
+        Notes
+        -----
+        The network, the criterion (the ordinal cut-points), the optimizer
+        state (Adam's moments) and the training history carry over from the
+        previous call; the learning rate, weight decay, penalties, batch size
+        and callbacks are read from the current parameters at every call.
+        Parameters that define the network (``architecture``,
+        ``hidden_layer_sizes``, ``activation``, ``degree``, ``dropout``,
+        ``spectral_norm``, ``standardize``, ``device``) cannot change: a
+        ``ValueError`` names the one that did. The fitted summaries
+        (``gradient_norm_mean_``, ``gradient_norm_quantiles_``,
+        ``input_mean_``, ``input_scale_``, ``input_distance_quantiles_``)
+        describe every row passed to ``partial_fit`` since the last
+        :meth:`fit`: exact running feature moments, and quantiles computed
+        with the current network on a uniform sample of at most 2048 of
+        those rows.
         """
         if not hasattr(self, "net_") and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit.")

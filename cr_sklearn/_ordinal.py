@@ -7,21 +7,10 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._base import BaseCR
+from ._utils import label_ranks
 from .nn.ordinal import ORDINAL_HEADS, cumulative_link_log_proba
 
 __all__ = ["CROrdinalRegressor"]
-
-
-def _label_codes(labels, y):
-    """Positions of ``y`` in ``labels`` (any order); ValueError on unknowns."""
-    y = np.asarray(y)
-    unknown = ~np.isin(y, labels)
-    if unknown.any():
-        raise ValueError(
-            f"y contains labels not in classes_: {np.unique(y[unknown]).tolist()}."
-        )
-    sorter = np.argsort(labels, kind="stable")
-    return sorter[np.searchsorted(labels, y, sorter=sorter)].astype(np.int64)
 
 
 def _median_codes(cumulative):
@@ -71,8 +60,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         cumulative-link (proportional-odds) negative log-likelihood.
         ``"coral"``: the CORAL loss, a sum of ``K - 1`` binary logistic
         losses for ``y > k``. Both share the latent score and the ordered
-        cut-points, so prediction is the same; see Notes for how the default
-        was chosen.
+        cut-points, so prediction is the same (see Notes).
     prediction : {"median", "mode"}, default="median"
         How :meth:`predict` turns the predictive distribution into a label.
         ``"median"``: the median class, the first ``k`` with
@@ -167,7 +155,11 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         1 prints a table per epoch (losses, validation score, penalty);
         2 adds a per-batch progress bar.
     warm_start : bool, default=False
-        Continue training the fitted network on the next ``fit``.
+        Continue training the fitted network on the next ``fit``: the
+        weights and the history carry over, the optimizer starts afresh (as
+        in :class:`~sklearn.neural_network.MLPClassifier`), and every other
+        parameter is read anew. Parameters that define the network cannot
+        change (see :meth:`partial_fit`).
     callbacks : list of skorch callbacks or (name, callback) tuples, default=None
         Extra skorch callbacks.
 
@@ -190,6 +182,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         :meth:`score`), with early stopping.
     best_validation_score_ : float or None
         Best validation score, with early stopping.
+    best_epoch_ : int or None
+        With early stopping, the epoch (counted like ``n_iter_``) whose
+        model was kept: the last one that improved the validation loss by
+        more than ``tol`` (relative). ``None`` without early stopping.
     gradient_norm_mean_ : float
         Mean norm of the latent score's input gradient on the training data.
     gradient_norm_quantiles_ : ndarray of shape (101,)
@@ -228,13 +224,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     ``predict`` is then *not* always the argmax of :meth:`predict_proba`:
     in the cumulative logit model a middle class whose cut-points are close
     together is rarely the most probable one, so the mode piles predictions
-    onto the extreme classes. In ``benchmarks/bench_ordinal.py`` (the same
-    fitted networks, one short run) the median gave a test MAE of 0.67 stars
-    on the balanced Yelp sample against 0.81 for the argmax (and a higher
-    accuracy, 0.47 vs 0.44); on Wine Quality the two rules were within noise
-    (red MAE 0.430 vs 0.435, white 0.491 vs 0.489). ``prediction="mode"``
-    targets accuracy under the model, and makes ``predict`` equal the argmax
-    of :meth:`predict_proba` where that is required.
+    onto the extreme classes. ``prediction="mode"`` targets accuracy under
+    the model, and makes ``predict`` equal the argmax of
+    :meth:`predict_proba` where that is required.
 
     **score.** Deliberately *not* accuracy: :meth:`score` returns the negative
     mean absolute error between the ranks of the true and predicted labels
@@ -250,12 +242,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     read the latent scale, which the cut-points do not change.
 
     **Heads.** CORN (Shi et al., 2023) needs ``K - 1`` outputs and is not
-    implemented. In ``benchmarks/bench_ordinal.py`` (median prediction) the
-    two heads were within noise on Wine Quality (red MAE 0.430 vs 0.426,
-    white 0.491 vs 0.500) and close on the Yelp sample (0.672 vs 0.684);
-    with argmax prediction the cumulative head was clearly better on Yelp
-    (0.81 vs 0.88). ``"cumulative"`` is the default; it is also the
-    likelihood of the model used for prediction.
+    implemented. ``"cumulative"`` is the default: it is the likelihood of
+    the model used for prediction, while CORAL fits the same score and
+    cut-points through ``K - 1`` separate binary losses. The benchmarks
+    page of the documentation compares the heads and the prediction rules.
 
     References
     ----------
@@ -381,7 +371,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
                     f"data, but the data contains only one class: {labels[0]!r}."
                 )
             self.classes_ = labels
-        codes = _label_codes(self.classes_, y)
+        codes = label_ranks(self.classes_, y)
         if reset:
             # Start the cut-points at the logits of the (smoothed) cumulative
             # class frequencies: the untrained model predicts the class prior.
@@ -408,10 +398,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             pred = net.criterion_.log_proba(eta).argmax(dim=1)
         return -(pred.cpu() - y_codes.cpu()).abs().double().mean().item()
 
-    def _finish_fit(self, X):
+    def _finish_fit(self, X, **kwargs):
         cutpoints = self.net_.criterion_.cutpoints().detach()
         self.cutpoints_ = cutpoints.cpu().double().numpy()
-        super()._finish_fit(X)
+        super()._finish_fit(X, **kwargs)
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -456,6 +446,23 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         -------
         self : CROrdinalRegressor
             The updated estimator.
+
+        Notes
+        -----
+        The network, the criterion (the ordinal cut-points), the optimizer
+        state (Adam's moments) and the training history carry over from the
+        previous call; the learning rate, weight decay, penalties, batch size
+        and callbacks are read from the current parameters at every call.
+        Parameters that define the network (``architecture``,
+        ``hidden_layer_sizes``, ``activation``, ``degree``, ``dropout``,
+        ``spectral_norm``, ``standardize``, ``device``) cannot change: a
+        ``ValueError`` names the one that did. The fitted summaries
+        (``gradient_norm_mean_``, ``gradient_norm_quantiles_``,
+        ``input_mean_``, ``input_scale_``, ``input_distance_quantiles_``)
+        describe every row passed to ``partial_fit`` since the last
+        :meth:`fit`: exact running feature moments, and quantiles computed
+        with the current network on a uniform sample of at most 2048 of
+        those rows.
         """
         if not hasattr(self, "net_") and classes is None and self.classes is None:
             raise ValueError(
@@ -576,8 +583,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         score : float
             ``-MAE``; 0 is perfect.
         """
-        pred = _label_codes(self.classes_, self.predict(X))
-        true = _label_codes(self.classes_, y)
+        pred = label_ranks(self.classes_, self.predict(X))
+        true = label_ranks(self.classes_, y)
         return -float(np.average(np.abs(true - pred), weights=sample_weight))
 
     def __sklearn_tags__(self):

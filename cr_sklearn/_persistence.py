@@ -25,7 +25,13 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
-from ._base import BaseCR, _resolve_device
+from ._base import BaseCR
+from ._classifier import CRClassifier
+from ._net_state import MODEL_PARTS, model_state
+from ._ordinal import CROrdinalRegressor
+from ._summaries import STREAM_ATTRIBUTES
+from ._utils import import_optional, resolve_device
+from ._version import __version__
 
 __all__ = ["load_model", "save_model"]
 
@@ -33,7 +39,14 @@ _FORMAT = "cr_sklearn.safe"
 _FORMAT_VERSION = 1
 _METADATA_KEY = "cr_sklearn"
 # Rebuilt on load from the parameters and the tensors, never read as data.
-_DERIVED = frozenset({"net_", "module_", "_inference_module"})
+# The running partial_fit summaries are not saved: a loaded model starts anew.
+_DERIVED = frozenset(
+    {"net_", "module_", "_inference_module", "_built_network_params"}
+    | set(STREAM_ATTRIBUTES)
+)
+#: The estimator classes a model file may name (an explicit list: a file
+#: names a class, and only these are ever instantiated).
+ESTIMATORS = {cls.__name__: cls for cls in (CRClassifier, CROrdinalRegressor)}
 # Safetensors caps its JSON header at 100 MB; a longer claim is corrupt.
 _MAX_HEADER_BYTES = 100_000_000
 _SCALAR_KINDS = "biufU"
@@ -188,8 +201,6 @@ def _split_file(blob, path):
 
 
 def _versions():
-    from . import __version__
-
     return {
         "cr_sklearn": __version__,
         "scikit-learn": sklearn.__version__,
@@ -199,14 +210,9 @@ def _versions():
 
 
 def _safetensors():
-    try:
-        import safetensors.torch
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "save_model and load_model need safetensors: "
-            "pip install 'cr_sklearn[safe]'."
-        ) from None
-    return safetensors.torch
+    return import_optional(
+        "safetensors.torch", extra="safe", purpose="save_model and load_model"
+    )
 
 
 def _tensor_dict(prefix, state):
@@ -285,10 +291,9 @@ def save_model(estimator, path):
     }
     net = estimator.net_
     history = _encode([dict(row) for row in net.history], "net_.history")
-    tensors = {
-        **_tensor_dict("module", net.module_.state_dict()),
-        **_tensor_dict("criterion", net.criterion_.state_dict()),
-    }
+    tensors = {}
+    for part, state in model_state(net).items():
+        tensors.update(_tensor_dict(part, state))
     payload = json.dumps(
         {
             "format": _FORMAT,
@@ -318,23 +323,12 @@ def save_model(estimator, path):
 
 
 def _estimator_class(name, path):
-    import cr_sklearn  # noqa: F401  (imports every public estimator)
-
-    # Only cr_sklearn's own, already imported, BaseCR subclasses qualify.
-    pending, known = [BaseCR], {}
-    while pending:
-        for sub in pending.pop().__subclasses__():
-            pending.append(sub)
-            if sub.__module__.split(".")[0] == "cr_sklearn":
-                known[sub.__name__] = sub
-    if not isinstance(name, str) or name not in known:
+    if not isinstance(name, str) or name not in ESTIMATORS:
         raise _bad(path, f"unknown estimator class {name!r:.80}")
-    return known[name]
+    return ESTIMATORS[name]
 
 
 def _check_versions(versions, path):
-    from . import __version__
-
     if not isinstance(versions, dict):
         raise _bad(path, "missing version information")
     saved = versions.get("cr_sklearn")
@@ -497,7 +491,7 @@ def load_model(path, *, device="cpu"):
     n_features = estimator.n_features_in_
     if type(n_features) is not int or n_features < 1:
         raise _bad(path, f"invalid n_features_in_ {n_features!r:.40}")
-    estimator.device_ = _resolve_device(device)
+    estimator.device_ = resolve_device(device)
 
     try:
         tensors = load_tensors(blob)
@@ -507,8 +501,8 @@ def load_model(path, *, device="cpu"):
         net = estimator._rebuild_net()
     except (AttributeError, TypeError, ValueError, IndexError) as exc:
         raise _bad(path, f"its attributes cannot rebuild the network ({exc})") from None
-    _load_state(net.module_, tensors, "module", path)
-    _load_state(net.criterion_, tensors, "criterion", path)
+    for part in MODEL_PARTS:
+        _load_state(getattr(net, part + "_"), tensors, part, path)
     net.history = History(_decode(payload.get("history") or [], path))
     estimator._set_net(net)
     return estimator

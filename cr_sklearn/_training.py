@@ -7,7 +7,6 @@ batch loader that slices tensors instead of collating single rows, a guard
 against non-finite steps, and the seeding/threading context of a fit.
 """
 
-import copy
 import math
 import threading
 from contextlib import contextmanager
@@ -16,7 +15,7 @@ import torch
 from skorch import NeuralNet
 from skorch.callbacks import Callback, EarlyStopping
 
-from .nn import PENALTIES, input_gradient_penalty
+from ._net_state import restore, snapshot
 
 __all__ = []
 
@@ -91,76 +90,49 @@ def _all_finite(tensors):
 
 
 class _CRNet(NeuralNet):
-    """A skorch ``NeuralNet`` whose loss is data loss + DREG (+ IGPen).
+    """A skorch ``NeuralNet`` that minimises a :class:`TrainingObjective`.
 
-    ``get_loss`` is the one place where the loss is composed. When no penalty
-    needs the Jacobian stream, the stream is not computed.
+    In training, ``infer`` returns skorch's tuple output ``(output,
+    stream_result)`` and ``get_loss`` hands both to the objective, the one
+    place where the loss is composed. Callbacks ask the net to stop with
+    :meth:`request_stop`: the stop takes effect once every callback
+    (including the epoch log) has seen the epoch.
     """
 
-    def __init__(
-        self,
-        *args,
-        dreg=None,
-        dreg_lambda=0.0,
-        n_projections=None,
-        stream_rows=None,
-        igpen_lambda=0.0,
-        **kwargs,
-    ):
+    def __init__(self, *args, objective=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.dreg = dreg
-        self.dreg_lambda = dreg_lambda
-        self.n_projections = n_projections
-        self.stream_rows = stream_rows
-        self.igpen_lambda = igpen_lambda
+        self.objective = objective
 
-    def _penalty(self):
-        if self.dreg is None or self.dreg_lambda == 0:
-            return None
-        return PENALTIES[self.dreg]
+    def request_stop(self):
+        """Stop training after the current epoch's callbacks have run."""
+        self.stop_requested_ = True
+
+    def notify(self, method_name, **cb_kwargs):
+        if method_name == "on_train_begin":
+            self.stop_requested_ = False
+        super().notify(method_name, **cb_kwargs)
+        if method_name == "on_epoch_end" and getattr(self, "stop_requested_", False):
+            # skorch's way to end the epoch loop (its fit loop catches it).
+            raise KeyboardInterrupt
 
     def infer(self, x, **fit_params):
         X = x["X"] if isinstance(x, dict) else x
         X = X.to(self.device)
         if not self.module_.training:
             return self.module_(X)
-        penalty = self._penalty()
-        if self.igpen_lambda > 0:
-            X = X.detach().requires_grad_(True)
-        stream = None
-        if penalty is not None and penalty.needs == "stream":
-            stream = self.n_projections
-        rows = None
-        if stream is not None and self.stream_rows and X.shape[0] > self.stream_rows:
-            # A uniform random subset of rows carries the stream: the batch-mean
-            # penalty stays unbiased at a fraction of the stream's cost.
-            rows = torch.randperm(X.shape[0], device=X.device)[: self.stream_rows]
-        result = self.module_.forward_stream(
-            X, stream, derivatives=penalty is not None, rows=rows
-        )
-        self._train_cache = (X, result)
-        return result.output
+        return self.objective.forward(self.module_, X)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
-        per_sample = self.criterion_(y_pred, y_true.to(y_pred.device))
         weight = X.get("sample_weight") if isinstance(X, dict) else None
-        if weight is not None:
-            per_sample = per_sample * weight.to(per_sample.device)
-        data_loss = per_sample.mean()
         if not training:
-            return data_loss
-        inputs, result = self._train_cache
-        self._train_cache = None
-        loss = data_loss
-        penalty = self._penalty()
-        if penalty is not None:
-            value = penalty.function(result)
-            self.history.record_batch("penalty", value.item())
-            loss = loss + self.dreg_lambda * value
-        if self.igpen_lambda > 0:
-            value = input_gradient_penalty(per_sample, inputs)
-            self.history.record_batch("igpen", value.item())
-            loss = loss + self.igpen_lambda * value
+            output = y_pred[0] if isinstance(y_pred, tuple) else y_pred
+            return self.objective.data_loss(self.criterion_, output, y_true, weight)[1]
+        output, stream_result = y_pred
+        loss, terms = self.objective.loss(
+            self.criterion_, output, stream_result, y_true, weight
+        )
+        for name, value in terms.items():
+            self.history.record_batch(name, value)
         return loss
 
     def _set_training(self, training=True):
@@ -188,6 +160,7 @@ class _CRNet(NeuralNet):
         Xi, yi = batch
         y_pred = self.infer(Xi, **fit_params)
         loss = self.get_loss(y_pred, yi, X=Xi, training=True)
+        output = y_pred[0]
         if torch.isfinite(loss):
             loss.backward()
             if not self._gradients_finite():
@@ -197,7 +170,7 @@ class _CRNet(NeuralNet):
         else:
             # No backward: every grad stays None and the optimizer skips them.
             self.history.record_batch("skipped", 1)
-        return {"loss": loss.detach(), "y_pred": y_pred.detach()}
+        return {"loss": loss.detach(), "y_pred": output.detach()}
 
 
 class _FiniteGuard(Callback):
@@ -217,27 +190,8 @@ class _FiniteGuard(Callback):
     def __init__(self, max_retries=8):
         self.max_retries = max_retries
 
-    @staticmethod
-    def _copy(state):
-        # Tensor clones: a deepcopy of the state dict costs as much as an
-        # epoch of a small net.
-        return {
-            k: v.detach().clone() if torch.is_tensor(v) else copy.deepcopy(v)
-            for k, v in state.items()
-        }
-
-    def _state(self, net):
-        return {
-            "module": self._copy(net.module_.state_dict()),
-            "criterion": self._copy(net.criterion_.state_dict()),
-        }
-
-    def _restore(self, net, state):
-        net.module_.load_state_dict(state["module"])
-        net.criterion_.load_state_dict(state["criterion"])
-
     def on_train_begin(self, net, **kwargs):
-        state = self._state(net)
+        state = snapshot(net)
         # [the one before, the latest] good states.
         self.snapshots_ = [state, state]
         self.failures_ = 0
@@ -260,7 +214,7 @@ class _FiniteGuard(Callback):
     def on_epoch_end(self, net, **kwargs):
         reason = self._divergence(net)
         if reason is None:
-            self.snapshots_ = [self.snapshots_[1], self._state(net)]
+            self.snapshots_ = [self.snapshots_[1], snapshot(net)]
             self.consecutive_ = 0
             return
         self.failures_ += 1
@@ -268,7 +222,7 @@ class _FiniteGuard(Callback):
         net.history.record("rolled_back", True)
         if self.consecutive_ > 1:
             self.snapshots_[1] = self.snapshots_[0]
-        self._restore(net, self.snapshots_[1])
+        restore(net, self.snapshots_[1])
         if self.failures_ > self.max_retries:
             raise FloatingPointError(
                 f"Training diverged ({reason}) even after {self.max_retries} "
@@ -306,15 +260,59 @@ class _ValidScore(Callback):
 
 
 class _EarlyStopping(EarlyStopping):
-    """skorch's early stopping, idle in epochs without validation data."""
+    """skorch's early stopping, restoring the whole model of the best epoch.
+
+    skorch's ``load_best`` restores ``module_`` only; the ordinal cut-points
+    live in the criterion, so the best epoch's snapshot covers both
+    (:func:`~cr_sklearn._net_state.snapshot`). Idle in epochs without
+    validation data. The epoch whose model is returned is recorded once, as
+    ``restored_epoch_`` (``None`` when nothing was restored), and the stop
+    goes through :meth:`_CRNet.request_stop`, so the epoch log prints the
+    last epoch too.
+    """
+
+    def on_train_begin(self, net, **kwargs):
+        super().on_train_begin(net, **kwargs)
+        self.best_state_ = None
+        self.restored_epoch_ = None
+        self.stopped_ = False
 
     def on_epoch_end(self, net, **kwargs):
-        if "valid_loss" in net.history[-1]:
-            super().on_epoch_end(net, **kwargs)
+        if "valid_loss" not in net.history[-1]:
+            return
+        if self._is_score_improved(net.history[-1, self.monitor]):
+            self.misses_ = 0
+            self.dynamic_threshold_ = self._calc_new_threshold(
+                net.history[-1, self.monitor]
+            )
+            self.best_epoch_ = net.history[-1, "epoch"]
+            if self.load_best:
+                self.best_state_ = snapshot(net)
+        else:
+            self.misses_ += 1
+        if self.misses_ == self.patience:
+            self.stopped_ = True
+            net.request_stop()
 
     def on_train_end(self, net, **kwargs):
-        if self.load_best and self.best_epoch_ is not None:
-            super().on_train_end(net, **kwargs)
+        if getattr(self, "stopped_", False):
+            # After the epoch log's last row, not before it.
+            self._sink(
+                f"Stopping since {self.monitor} has not improved in the last "
+                f"{self.patience} epochs.",
+                verbose=net.verbose,
+            )
+        if not self.load_best or self.best_state_ is None:
+            return
+        self.restored_epoch_ = self.best_epoch_
+        if self.best_epoch_ != net.history[-1, "epoch"]:
+            restore(net, self.best_state_)
+            self._sink(
+                f"Restoring best model from epoch {self.best_epoch_}.",
+                verbose=net.verbose,
+            )
+        # The snapshot is not needed once applied (and would be pickled).
+        self.best_state_ = None
 
 
 # Re-entrant: a fit may run inside another's seeded section (e.g. growth).

@@ -101,7 +101,7 @@ def _add_study_options(parser, *, evaluate):
         type=int,
         default=5,
         help="repeats of stratified k-fold CV (default: %(default)s; the default "
-        "Pima study is 750 fits, about 3.7 CPU-minutes: 2-3 minutes on 2 idle cores)",
+        "Pima study is 750 fits)",
     )
     parser.add_argument(
         "--folds", type=int, default=5, help="folds per repeat (default: %(default)s)"
@@ -164,7 +164,7 @@ def build_parser():
         choices=("quick", "paper"),
         default="quick",
         help="quick: pima and breast-cancer, poly and relu, all regularisers and "
-        "conditions, 2 seeds (144 fits, a few minutes on 2 cores); paper: pima, "
+        "conditions, 2 seeds (144 fits); paper: pima, "
         "wine-red, breast-cancer, digits, 5 activations, 5 seeds "
         "(default: %(default)s)",
     )
@@ -238,8 +238,7 @@ def _select_models(requested):
 def _run_study(args, fractions):
     from sklearn.model_selection import RepeatedStratifiedKFold
 
-    from cr_sklearn.study import data_fraction_study
-    from cr_sklearn.study._datasets import load_study_dataset
+    from cr_sklearn.study import data_fraction_study, load_study_dataset
 
     X, y = load_study_dataset(args.dataset, args.target)
     if args.repeats < 1 or args.folds < 2:
@@ -307,10 +306,9 @@ def _save_plot(result, path, title):
 
 
 def _run_factorial(args):
-    from cr_sklearn.study import factorial_study
-    from cr_sklearn.study._factorial import PRESETS
+    from cr_sklearn.study import FACTORIAL_PRESETS, factorial_study
 
-    preset = dict(PRESETS[args.preset])
+    preset = dict(FACTORIAL_PRESETS[args.preset])
     for key in ("datasets", "activations", "regularizers", "conditions", "seeds"):
         if getattr(args, key):
             preset[key] = getattr(args, key)

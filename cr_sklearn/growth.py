@@ -42,6 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import BaseCR
+from ._utils import validation_split
 from .nn.residual import ResidualCRNetwork
 
 __all__ = ["DepthGrowth", "expand_depth", "expand_width", "first_order_signal"]
@@ -86,30 +87,12 @@ def _block_seed(estimator, network, kind, index, random_state):
     return (base + 7919 * site) % _SEED_MAX
 
 
-def _loss_data(estimator, X, y):
-    """Float64 tensors of validated ``X``, target codes and sample weights."""
-    X = estimator._check_X(X)
-    codes = estimator._encode_targets(np.asarray(y), reset=False)
-    weight = estimator._class_sample_weight(codes)
-    device = estimator.device_
-    return (
-        torch.tensor(X, dtype=torch.float64, device=device),
-        torch.as_tensor(codes, device=device),
-        torch.tensor(weight / weight.mean(), dtype=torch.float64, device=device),
-    )
-
-
 def _float64_copies(estimator):
     module = copy.deepcopy(estimator.net_.module_).double().eval()
     criterion = copy.deepcopy(estimator.net_.criterion_).double().eval()
     for p in [*module.parameters(), *criterion.parameters()]:
         p.requires_grad_(False)
     return module, criterion
-
-
-def _weighted_loss(module, criterion, data):
-    x, codes, weight = data
-    return (criterion(module(x), codes) * weight).mean()
 
 
 def _data_loss(estimator, X, y):
@@ -131,7 +114,8 @@ def _data_loss(estimator, X, y):
     check_is_fitted(estimator, "net_")
     module, criterion = _float64_copies(estimator)
     with torch.no_grad():
-        return float(_weighted_loss(module, criterion, _loss_data(estimator, X, y)))
+        data = estimator._training_data(X, y)
+        return float(estimator._data_loss(module, criterion, data))
 
 
 def _check_index(name, value, high):
@@ -195,7 +179,7 @@ def first_order_signal(
     if kind not in ("depth", "width"):
         raise ValueError(f"kind must be 'depth' or 'width', got {kind!r}.")
     network = _check_residual(estimator)
-    data = _loss_data(estimator, X, y)
+    data = estimator._training_data(X, y)
     n_sites = network.n_blocks + 1 if kind == "depth" else network.n_blocks
     signal = np.zeros(n_sites)
     for site in range(n_sites):
@@ -213,7 +197,7 @@ def first_order_signal(
         for p in params:
             p.requires_grad_(True)
         with torch.enable_grad():
-            loss = _weighted_loss(module, criterion, data)
+            loss = estimator._data_loss(module, criterion, data)
             grads = torch.autograd.grad(loss, params, allow_unused=True)
         if kind == "width":
             grads = [grads[0][:, old:]]
@@ -224,13 +208,8 @@ def first_order_signal(
 
 
 def _after_change(estimator, network):
-    """Re-point optimizer and prediction module at the changed network."""
-    # Fresh optimizer state over the new parameter set: warm-start training
-    # continues from the expanded network.
-    estimator.net_.initialize_optimizer()
-    estimator.module_ = estimator.net_.module_
-    estimator._refresh_inference_module()
-    estimator.hidden_layer_sizes = tuple(network.hidden_layer_sizes)
+    """Let the estimator adopt its changed network."""
+    estimator._network_changed(network.hidden_layer_sizes)
     return estimator
 
 
@@ -549,7 +528,9 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         warm_start = base.warm_start
         _, codes = np.unique(y, return_inverse=True)
         # The same split rule as the estimators' early stopping.
-        split = BaseCR._split_validation(self, codes, int(rng.randint(_SEED_MAX)))
+        split = validation_split(
+            codes, self.validation_fraction, int(rng.randint(_SEED_MAX))
+        )
         if split is None:
             X_fit, y_fit, X_val, y_val = X, y, None, None
         else:

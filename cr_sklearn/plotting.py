@@ -12,7 +12,8 @@ import torch
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from ._scoring import gradient_norms, gradient_tail_ratio
+from ._tau import gradient_norms, gradient_tail_ratio
+from ._utils import final_estimator
 from .nn import FixedActivation, PolyActivation
 
 __all__ = ["ActivationDisplay", "GradientNormDisplay", "LossCurveDisplay"]
@@ -473,9 +474,7 @@ class GradientNormDisplay:
 
 
 def _model_name(estimator):
-    if isinstance(estimator, Pipeline):
-        estimator = estimator.steps[-1][1]
-    return type(estimator).__name__
+    return type(final_estimator(estimator)).__name__
 
 
 # -- loss curves -------------------------------------------------------------
@@ -575,9 +574,9 @@ class LossCurveDisplay:
 
         lam = cr.dreg_lambda if cr.dreg is not None else 0.0
         valid_loss = column("valid_loss")
-        best = None
-        if valid_loss is not None and np.isfinite(valid_loss).any():
-            best = int(np.nanargmin(valid_loss)) + 1
+        # The epoch whose model early stopping returned, as recorded by the
+        # fit (skorch picks it with the relative threshold tol, not argmin).
+        best = getattr(cr, "best_epoch_", None)
         display = cls(
             epochs=np.arange(1, len(history) + 1),
             train_loss=column("train_loss"),

@@ -23,7 +23,7 @@ from joblib import Memory
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
-from ._base import _resolve_device
+from ._utils import resolve_device
 
 __all__ = ["SentenceEmbedder"]
 
@@ -415,7 +415,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
     # -- internals ---------------------------------------------------------
     def _model_spec(self):
         model_id, source, local_only = _resolve_model(self.model)
-        return model_id, source, local_only, _resolve_device(self.device)
+        return model_id, source, local_only, resolve_device(self.device)
 
     def _get_model(self):
         model_id, source, local_only, device = self._model_spec()

@@ -37,7 +37,13 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    # Only to include the Markdown result files (benchmarks/results/*.md).
+    "myst_parser",
 ]
+# Pages are reST; Markdown enters through ``.. include:: :parser:`` only.
+source_suffix = {".rst": "restructuredtext"}
+# The included result files start at any heading level.
+suppress_warnings = ["myst.header"]
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py"]
@@ -45,6 +51,8 @@ html_theme = "pydata_sphinx_theme"
 html_static_path = []
 html_title = f"cr_sklearn {release}"
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+# Pages without section navigation; the benchmark tables need the width.
+html_sidebars = {"benchmarks": [], "developers": []}
 
 # -- API reference -----------------------------------------------------------
 autosummary_generate = True

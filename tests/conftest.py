@@ -1,8 +1,12 @@
 """Seeded fixtures shared by the test modules."""
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+from sklearn.datasets import make_classification
 
 from cr_sklearn import CRClassifier
 from cr_sklearn.datasets import load_pima
@@ -11,8 +15,103 @@ from cr_sklearn.datasets import load_pima
 # and on a shared machine oversubscribed threads slow each op by 10-100x.
 torch.set_num_threads(1)
 
-#: Small, fast settings for tests that need a fitted estimator, not a good one.
-FAST = dict(hidden_layer_sizes=(16,), max_iter=30, early_stopping=True, random_state=0)
+# --------------------------------------------------------------------------
+# The project's shared data folder
+# --------------------------------------------------------------------------
+
+#: ``../shared/data`` beside the repository root: local copies of the data
+#: sets that are not bundled (SST-5, Yelp). A user's clone usually lacks it.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: Set to 1 (as ``.ci/run`` does) to fail, not skip, when the folder is missing.
+REQUIRE_DATA_ENV = "CR_SKLEARN_REQUIRE_DATA"
+
+# A test (or a parameter) that reads ``../shared/data/<name>`` is marked
+# ``@pytest.mark.shared_data("<name>", ...)``: without the folder it is skipped
+# with a reason naming it, or fails when CR_SKLEARN_REQUIRE_DATA=1. The checks
+# below are the only place that decides.
+
+
+def _check_shared_data(names):
+    missing = [n for n in names if not (SHARED_DATA / n).is_dir()]
+    if not missing:
+        return
+    folders = ", ".join(f"../shared/data/{n}" for n in missing)
+    reason = f"needs {folders} (the project's shared data folder)"
+    if os.environ.get(REQUIRE_DATA_ENV) == "1":
+        pytest.fail(f"{reason}, and {REQUIRE_DATA_ENV}=1", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "shared_data(*names): reads ../shared/data/<name>; skipped without it "
+        f"unless {REQUIRE_DATA_ENV}=1 (see tests/conftest.py)",
+    )
+
+
+def pytest_runtest_setup(item):
+    names = [n for mark in item.iter_markers("shared_data") for n in mark.args]
+    if names:
+        _check_shared_data(names)
+
+
+@pytest.fixture
+def shared_data_home(request):
+    """The shared data folder, for tests marked ``shared_data``."""
+    if request.node.get_closest_marker("shared_data") is None:
+        raise RuntimeError(
+            "shared_data_home needs @pytest.mark.shared_data(<folder>) on the test"
+        )
+    return SHARED_DATA
+
+
+# --------------------------------------------------------------------------
+# Fast settings and seeded data
+# --------------------------------------------------------------------------
+
+#: The one set of fast settings for tests that need a fitted estimator, not a
+#: good one: a small net, few epochs and a larger step than the default (the
+#: problems here are one or two batches an epoch). Test modules import it
+#: (``from conftest import FAST``) and state what a test needs on top of it,
+#: ``CRClassifier(**{**FAST, "max_iter": 50})``; never change it in place.
+FAST = dict(
+    hidden_layer_sizes=(8,), max_iter=20, learning_rate_init=1e-2, random_state=0
+)
+
+
+def make_ordinal_data(n=240, seed=0, n_features=4):
+    """A seeded ordinal problem: codes 0..3 cut from a noisy linear latent."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, n_features))
+    latent = 1.5 * X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=n)
+    y = np.digitize(latent, [-1.5, 0.0, 1.5])  # codes 0..3, ordered
+    return X, y
+
+
+@pytest.fixture(scope="session")
+def binary_data():
+    """A seeded two-class problem, 200 rows and 4 features; read-only."""
+    return make_classification(
+        n_samples=200, n_features=4, n_informative=3, n_redundant=0, random_state=0
+    )
+
+
+@pytest.fixture(scope="session")
+def multiclass_data():
+    """A seeded three-class problem with string labels; read-only."""
+    rng = np.random.RandomState(0)
+    centers = np.array([[0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 1.0, 0.0], [0.0, 3.0, 0, 1.0]])
+    labels = np.array(["ant", "bee", "cat"])
+    codes = rng.randint(3, size=240)
+    X = centers[codes] + rng.normal(size=(240, 4))
+    return X, labels[codes]
+
+
+@pytest.fixture(scope="session")
+def ordinal_data():
+    """``make_ordinal_data()``: 240 rows, 4 features, ordered codes 0..3; read-only."""
+    return make_ordinal_data()
 
 
 @pytest.fixture(scope="session")
@@ -32,23 +131,11 @@ def pima_frame():
 def fitted_pima(pima):
     """A CRClassifier fitted on raw Pima with fast settings; read-only."""
     X, y = pima
-    return CRClassifier(**FAST).fit(X, y)
-
-
-@pytest.fixture(scope="session")
-def multiclass_data():
-    """A seeded three-class problem with string labels."""
-    rng = np.random.RandomState(0)
-    centers = np.array([[0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 1.0, 0.0], [0.0, 3.0, 0, 1.0]])
-    labels = np.array(["ant", "bee", "cat"])
-    codes = rng.randint(3, size=240)
-    X = centers[codes] + rng.normal(size=(240, 4))
-    return X, labels[codes]
+    # Early stopping on: tests read the validation attributes.
+    return CRClassifier(**{**FAST, "early_stopping": True}).fit(X, y)
 
 
 @pytest.fixture(scope="session")
 def fitted_multiclass(multiclass_data):
     """A CRClassifier fitted on ``multiclass_data``; read-only."""
-    X, y = multiclass_data
-    # 216 training rows are two batches an epoch: a larger step fits in 30 epochs.
-    return CRClassifier(**FAST, learning_rate_init=1e-2).fit(X, y)
+    return CRClassifier(**FAST).fit(*multiclass_data)

@@ -3,7 +3,13 @@
 import pytest
 import torch
 
-from cr_sklearn.nn import ACTIVATIONS, FixedActivation, PolyActivation, make_activation
+from cr_sklearn.nn import (
+    ACTIVATION_NAMES,
+    ACTIVATIONS,
+    FixedActivation,
+    PolyActivation,
+    make_activation,
+)
 from cr_sklearn.nn.activations import _relu_derivative
 
 
@@ -105,6 +111,13 @@ def test_make_activation_builds_every_registered_name():
         act = make_activation(name, 4)
         assert isinstance(act, FixedActivation)
         assert act.name == name
+
+
+def test_activation_names_list_poly_then_the_registry():
+    assert ACTIVATION_NAMES == ("poly", *ACTIVATIONS)
+    assert set(ACTIVATION_NAMES) == {"poly", "relu", "gelu", "tanh", "swish"}
+    for name in ACTIVATION_NAMES:
+        assert make_activation(name, 2) is not None
 
 
 def test_make_activation_rejects_unknown_name():

@@ -35,11 +35,6 @@ def _finite_difference_jacobian(decision, X, step=1e-5):
     return jac
 
 
-# A larger step than the default: the small problems here are one or two
-# batches an epoch, and tests should fit in a few dozen epochs.
-QUICK = dict(hidden_layer_sizes=(8,), learning_rate_init=1e-2, random_state=0)
-
-
 def _linear_problem(n=200, seed=0):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(n, 3))
@@ -133,10 +128,10 @@ def test_pandas_input_sets_feature_names(pima_frame):
 
 def test_same_seed_same_predictions_different_seed_differs():
     X, y = _linear_problem()
-    params = dict(hidden_layer_sizes=(8,), max_iter=5, early_stopping=True)
-    a = CRClassifier(**params, random_state=3).fit(X, y).predict_proba(X)
-    b = CRClassifier(**params, random_state=3).fit(X, y).predict_proba(X)
-    c = CRClassifier(**params, random_state=4).fit(X, y).predict_proba(X)
+    params = {**FAST, "max_iter": 5, "early_stopping": True}
+    a = CRClassifier(**{**params, "random_state": 3}).fit(X, y).predict_proba(X)
+    b = CRClassifier(**{**params, "random_state": 3}).fit(X, y).predict_proba(X)
+    c = CRClassifier(**{**params, "random_state": 4}).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
 
@@ -148,7 +143,7 @@ def test_fit_does_not_touch_global_random_state():
     # The legacy global numpy RNG is exactly what must stay untouched.
     torch.manual_seed(123)
     np.random.seed(123)  # noqa: NPY002
-    CRClassifier(hidden_layer_sizes=(4,), max_iter=2, random_state=0).fit(X, y)
+    CRClassifier(**{**FAST, "max_iter": 2}).fit(X, y)
     after = torch.rand(1), np.random.rand()  # noqa: NPY002
     torch.manual_seed(123)
     np.random.seed(123)  # noqa: NPY002
@@ -165,7 +160,7 @@ def test_zero_weights_drop_the_rows():
     X_all = np.vstack([X, X])
     y_all = np.concatenate([y, 1 - y])
     weight = np.r_[np.ones(len(y)), np.zeros(len(y))]
-    params = dict(**QUICK, max_iter=40)
+    params = {**FAST, "max_iter": 40}
     weighted = CRClassifier(**params).fit(X_all, y_all, sample_weight=weight)
     unweighted = CRClassifier(**params).fit(X_all, y_all)
     clean = CRClassifier(**params).fit(X, y)
@@ -196,7 +191,7 @@ def test_balanced_class_weight_raises_minority_recall():
     # 10% positives that overlap the negatives: unweighted fits favour class 0.
     y = (X[:, 0] + rng.normal(scale=1.0, size=600) > 1.8).astype(int)
     assert 0.05 < y.mean() < 0.15
-    params = dict(**QUICK, max_iter=30)
+    params = {**FAST, "max_iter": 30}
     plain = CRClassifier(**params).fit(X, y)
     balanced = CRClassifier(**params, class_weight="balanced").fit(X, y)
     recall_plain = recall_score(y, plain.predict(X))
@@ -209,7 +204,7 @@ def test_balanced_class_weight_raises_minority_recall():
 
 def test_partial_fit_needs_classes_first_then_learns():
     X, y = _linear_problem()
-    clf = CRClassifier(**QUICK)
+    clf = CRClassifier(**FAST)
     with pytest.raises(ValueError, match="classes"):
         clf.partial_fit(X, y)
     clf.partial_fit(X, y, classes=[0, 1])
@@ -226,9 +221,7 @@ def test_partial_fit_needs_classes_first_then_learns():
 
 def test_warm_start_continues_training():
     X, y = _linear_problem()
-    clf = CRClassifier(
-        hidden_layer_sizes=(8,), max_iter=5, early_stopping=False, random_state=0
-    ).fit(X, y)
+    clf = CRClassifier(**{**FAST, "max_iter": 5, "early_stopping": False}).fit(X, y)
     first_curve = list(clf.loss_curve_)
     clf.set_params(warm_start=True).fit(X, y)
     assert clf.n_iter_ == 10
@@ -241,9 +234,7 @@ def test_warm_start_continues_training():
 
 def test_early_stopping_false_runs_max_iter_epochs():
     X, y = _linear_problem()
-    clf = CRClassifier(
-        hidden_layer_sizes=(4,), max_iter=7, early_stopping=False, random_state=0
-    ).fit(X, y)
+    clf = CRClassifier(**{**FAST, "max_iter": 7, "early_stopping": False}).fit(X, y)
     assert clf.n_iter_ == 7
     assert clf.validation_scores_ is None
     assert clf.best_validation_score_ is None
@@ -252,13 +243,14 @@ def test_early_stopping_false_runs_max_iter_epochs():
 def test_early_stopping_stops_before_max_iter():
     X, y = _linear_problem()
     clf = CRClassifier(
-        hidden_layer_sizes=(8,),
-        max_iter=500,
-        early_stopping=True,
-        n_iter_no_change=2,
-        tol=0.05,
-        learning_rate_init=0.05,
-        random_state=0,
+        **{
+            **FAST,
+            "max_iter": 500,
+            "early_stopping": True,
+            "n_iter_no_change": 2,
+            "tol": 0.05,
+            "learning_rate_init": 0.05,
+        }
     ).fit(X, y)
     assert clf.n_iter_ < 500
     assert len(clf.validation_scores_) == clf.n_iter_
@@ -266,13 +258,9 @@ def test_early_stopping_stops_before_max_iter():
 
 def test_verbose_prints_epoch_table(capsys):
     X, y = _linear_problem()
-    CRClassifier(
-        hidden_layer_sizes=(4,),
-        max_iter=2,
-        early_stopping=True,
-        verbose=1,
-        random_state=0,
-    ).fit(X, y)
+    CRClassifier(**{**FAST, "max_iter": 2, "early_stopping": True, "verbose": 1}).fit(
+        X, y
+    )
     out = capsys.readouterr().out
     for column in ["epoch", "train_loss", "valid_loss", "penalty"]:
         assert column in out
@@ -280,7 +268,7 @@ def test_verbose_prints_epoch_table(capsys):
 
 def test_silent_by_default(capsys):
     X, y = _linear_problem()
-    CRClassifier(hidden_layer_sizes=(4,), max_iter=2, random_state=0).fit(X, y)
+    CRClassifier(**{**FAST, "max_iter": 2}).fit(X, y)
     assert capsys.readouterr().out == ""
 
 
@@ -299,11 +287,7 @@ def test_user_callbacks_are_run(named):
     counter = _EpochCounter()
     callbacks = [("counter", counter)] if named else [counter]
     clf = CRClassifier(
-        hidden_layer_sizes=(4,),
-        max_iter=4,
-        early_stopping=False,
-        callbacks=callbacks,
-        random_state=0,
+        **{**FAST, "max_iter": 4, "early_stopping": False, "callbacks": callbacks}
     ).fit(X, y)
     counted = [cb for _, cb in clf.net_.callbacks_ if isinstance(cb, _EpochCounter)]
     assert len(counted) == 1
@@ -315,7 +299,7 @@ def test_user_callbacks_are_run(named):
 
 def test_pipeline_grid_search_and_cross_validate_beside_other_models():
     X, y = _linear_problem(120)
-    cr = make_pipeline(StandardScaler(), CRClassifier(**QUICK, max_iter=20))
+    cr = make_pipeline(StandardScaler(), CRClassifier(**{**FAST, "max_iter": 20}))
     grid = GridSearchCV(
         cr,
         {"crclassifier__dreg": ["stream", "local"]},
@@ -436,6 +420,6 @@ def test_raw_pima_accuracy_matches_the_scaled_pipeline(pima):
 @pytest.mark.parametrize("n_samples, expect_validation", [(1999, False), (2000, True)])
 def test_early_stopping_auto_switches_on_at_2000_samples(n_samples, expect_validation):
     X, y = make_classification(n_samples=n_samples, n_features=4, random_state=0)
-    clf = CRClassifier(hidden_layer_sizes=(4,), max_iter=2, random_state=0).fit(X, y)
+    clf = CRClassifier(**{**FAST, "max_iter": 2}).fit(X, y)
     assert clf.early_stopping == "auto"
     assert (clf.validation_scores_ is not None) is expect_validation

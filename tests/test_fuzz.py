@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from conftest import FAST
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -62,9 +63,6 @@ def _property(strategy):
         return prop
 
     return wrap
-
-
-TINY = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0)
 
 
 # -- building fuzzed inputs ----------------------------------------------------
@@ -259,7 +257,8 @@ def _check_fitted(est, X, y):
 def fit_property(case):
     X, y, hazards = case
     try:
-        est = CRClassifier(**TINY).fit(X, y)
+        # Few epochs: the property is about input handling, not learning.
+        est = CRClassifier(**{**FAST, "max_iter": 3}).fit(X, y)
     except Exception as exc:
         _check_error(exc, hazards)
         return
@@ -281,8 +280,8 @@ def _model():
         rng = np.random.default_rng(0)
         X = rng.standard_normal((60, 3))
         y = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 1)]
-        _FITTED["clf"] = CRClassifier((8,), max_iter=20, random_state=0).fit(X, y)
-        _FITTED["ordinal"] = CROrdinalRegressor((8,), max_iter=20, random_state=0).fit(
+        _FITTED["clf"] = CRClassifier(**FAST).fit(X, y)
+        _FITTED["ordinal"] = CROrdinalRegressor(**FAST).fit(
             X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
         )
     return _FITTED

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from conftest import FAST
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
@@ -17,7 +18,8 @@ from cr_sklearn.growth import (
     first_order_signal,
 )
 
-SMALL = dict(architecture="residual", max_iter=15, n_threads=1, random_state=0)
+# Growth needs residual networks.
+RESIDUAL = {**FAST, "architecture": "residual"}
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def fitted(data):
-    return CRClassifier((8, 8), **SMALL).fit(*data)
+    return CRClassifier(**{**RESIDUAL, "hidden_layer_sizes": (8, 8)}).fit(*data)
 
 
 def _grad_norm_of_block(estimator, X, y, params_of):
@@ -95,7 +97,7 @@ def test_signal_vanishes_when_the_loss_is_flat_in_the_block(fitted, data):
     # no block can lower the loss to first order.
     X, _ = data
     y = np.tile([0, 1], len(X) // 2)
-    clf = CRClassifier((4,), **SMALL).fit(X, y)
+    clf = CRClassifier(**RESIDUAL).fit(X, y)
     net = clf.net_.module_
     with torch.no_grad():
         net.output.weight.zero_()
@@ -107,9 +109,9 @@ def test_signal_vanishes_when_the_loss_is_flat_in_the_block(fitted, data):
 def test_expansion_errors(fitted, data):
     X, y = data
     with pytest.raises(ValueError, match="residual"):
-        expand_depth(CRClassifier((4,), max_iter=2).fit(X, y), position=0)
+        expand_depth(CRClassifier(**{**FAST, "max_iter": 2}).fit(X, y), position=0)
     with pytest.raises(NotFittedError):
-        expand_depth(CRClassifier((4,), architecture="residual"), position=0)
+        expand_depth(CRClassifier(**RESIDUAL), position=0)
     with pytest.raises(TypeError, match="cr_sklearn estimator"):
         first_order_signal(LogisticRegression().fit(X, y), X, y)
     with pytest.raises(ValueError, match="position"):
@@ -124,7 +126,7 @@ def test_expansion_errors(fitted, data):
 
 def test_depth_growth_follows_its_rules(data):
     X, y = data
-    base = CRClassifier((8,), **SMALL)
+    base = CRClassifier(**RESIDUAL)
     grown = DepthGrowth(base, max_blocks=2, random_state=0).fit(X, y)
     assert is_classifier(grown)
     assert list(grown.classes_) == ["a", "b", "c"]
@@ -147,7 +149,7 @@ def test_depth_growth_follows_its_rules(data):
 
 def test_depth_growth_stops_on_weak_signal(data):
     X, y = data
-    grown = DepthGrowth(CRClassifier((8,), **SMALL), tol=1e6, random_state=0)
+    grown = DepthGrowth(CRClassifier(**RESIDUAL), tol=1e6, random_state=0)
     grown.fit(X, y)
     assert grown.stop_reason_ == "signal" and grown.n_blocks_ == 0
     assert len(grown.growth_history_) == 1
@@ -156,7 +158,7 @@ def test_depth_growth_stops_on_weak_signal(data):
 def test_depth_growth_width_and_auto(data):
     X, y = data
     wide = DepthGrowth(
-        CRClassifier((8, 8), **SMALL),
+        CRClassifier(**{**RESIDUAL, "hidden_layer_sizes": (8, 8)}),
         grow="width",
         width_step=4,
         max_steps=1,
@@ -167,7 +169,7 @@ def test_depth_growth_width_and_auto(data):
     assert step["hidden_layer_sizes"] == (8, 12)
     # Auto: the depth budget is spent, so it widens.
     auto = DepthGrowth(
-        CRClassifier((8, 8), **SMALL),
+        CRClassifier(**{**RESIDUAL, "hidden_layer_sizes": (8, 8)}),
         grow="auto",
         max_blocks=1,
         max_steps=1,
@@ -175,9 +177,9 @@ def test_depth_growth_width_and_auto(data):
     ).fit(X, y)
     assert auto.growth_history_[1]["kind"] == "width"
     with pytest.raises(ValueError, match="at least one block"):
-        DepthGrowth(CRClassifier((8,), **SMALL), grow="width").fit(X, y)
+        DepthGrowth(CRClassifier(**RESIDUAL), grow="width").fit(X, y)
     with pytest.raises(ValueError, match="architecture='residual'"):
-        DepthGrowth(CRClassifier((8,), max_iter=2)).fit(X, y)
+        DepthGrowth(CRClassifier(**FAST)).fit(X, y)
 
 
 def test_growth_works_for_the_ordinal_estimator(data):
@@ -185,12 +187,12 @@ def test_growth_works_for_the_ordinal_estimator(data):
 
     X, _ = data
     y = np.arange(len(X)) % 4  # ordered integer labels
-    ordinal = CROrdinalRegressor((8, 8), **SMALL).fit(X, y)
+    ordinal = CROrdinalRegressor(**{**RESIDUAL, "hidden_layer_sizes": (8, 8)}).fit(X, y)
     signal = first_order_signal(ordinal, X, y)
     assert signal.shape == (2,) and np.all(np.isfinite(signal))
     deeper = expand_depth(ordinal, position=1)
     assert np.abs(deeper.predict_proba(X) - ordinal.predict_proba(X)).max() <= 1e-6
-    grown = DepthGrowth(CROrdinalRegressor((8,), **SMALL), max_blocks=1, max_steps=1)
+    grown = DepthGrowth(CROrdinalRegressor(**RESIDUAL), max_blocks=1, max_steps=1)
     grown.fit(X, y)
     assert is_classifier(grown) == is_classifier(ordinal)
     assert grown.score(X, y) == ordinal.__class__.score(grown.estimator_, X, y)

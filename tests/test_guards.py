@@ -5,28 +5,20 @@ import math
 import numpy as np
 import pytest
 import torch
-from sklearn.datasets import make_classification
+from conftest import FAST
 from skorch.callbacks import Callback
 
 from cr_sklearn import CRClassifier
 
-FAST = dict(
-    hidden_layer_sizes=(8,), max_iter=20, learning_rate_init=1e-2, random_state=0
-)
-
 
 @pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(
-        n_samples=200, n_features=4, n_informative=3, n_redundant=0, random_state=0
-    )
-    return X, y
+def data(binary_data):
+    return binary_data
 
 
 @pytest.fixture(scope="module")
 def fitted(data):
-    X, y = data
-    return CRClassifier((16,), max_iter=40, random_state=0).fit(*data)
+    return CRClassifier(**FAST).fit(*data)
 
 
 def _params_finite(est):
@@ -70,12 +62,13 @@ def test_divergence_rolls_back_and_halves_the_step(data, early_stopping):
 def test_hopeless_divergence_raises_and_keeps_finite_weights(data, early_stopping):
     X, y = data
     est = CRClassifier(
-        (8,),
-        max_iter=40,
-        random_state=0,
-        learning_rate_init=1e20,
-        standardize=False,
-        early_stopping=early_stopping,
+        **{
+            **FAST,
+            "max_iter": 40,
+            "learning_rate_init": 1e20,
+            "standardize": False,
+            "early_stopping": early_stopping,
+        }
     )
     with pytest.raises(FloatingPointError, match="Training diverged.*roll-backs"):
         est.fit(X * 1e6, y)

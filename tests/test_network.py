@@ -1,12 +1,25 @@
-"""The dual-stream forward pass against ``torch.func.jacfwd`` (float64)."""
+"""The dual-stream forward pass against ``torch.func.jacfwd`` (float64), and
+what the plain and residual networks share."""
 
+from fnmatch import fnmatch
+
+import numpy as np
 import pytest
 import torch
 from torch.func import jacfwd, vmap
 
-from cr_sklearn.nn import ACTIVATIONS, CRNetwork, random_directions, stream_dreg
+from cr_sklearn.nn import (
+    ACTIVATION_NAMES,
+    ARCHITECTURES,
+    BaseCRNetwork,
+    CRNetwork,
+    OrdinalHead,
+    ResidualCRNetwork,
+    random_directions,
+    stream_dreg,
+)
 
-ALL_ACTIVATIONS = ["poly", *sorted(ACTIVATIONS)]
+ALL_ACTIVATIONS = list(ACTIVATION_NAMES)
 # torch.func loads its forward-mode decompositions through torch.jit.script.
 pytestmark = pytest.mark.filterwarnings(
     "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
@@ -205,7 +218,8 @@ def test_explicit_directions_give_jacobian_vector_products():
     x = _inputs()
     gen = torch.Generator().manual_seed(5)
     v = torch.randn(1, 2, N_FEATURES, generator=gen, dtype=torch.float64)
-    res = net.forward_stream(x, "exact", directions=v)
+    res = net.forward_stream(x, v)
+    assert res.n_directions == 2
     exact = net.forward_stream(x, "exact").jacobians
     for jac, full in zip(res.jacobians, exact, strict=True):
         torch.testing.assert_close(jac, full @ v[0].T, rtol=1e-12, atol=1e-12)
@@ -312,3 +326,98 @@ def test_row_subsets_average_to_the_full_stream_penalty():
     parts = torch.randperm(12, generator=torch.Generator().manual_seed(0)).view(3, 4)
     estimates = [stream_dreg(net.forward_stream(x, "exact", rows=r)) for r in parts]
     torch.testing.assert_close(torch.stack(estimates).mean(), full, rtol=1e-12, atol=0)
+
+
+# -- the shared base and the registries ----------------------------------------
+
+SHARED = [
+    "set_input_scaling",
+    "_standardise",
+    "_dropout_mask",
+    "forward_stream",
+    "input_jacobian",
+    "no_decay_patterns",
+]
+
+
+def _built(architecture, **kwargs):
+    torch.manual_seed(0)
+    return ARCHITECTURES[architecture](
+        N_FEATURES,
+        N_OUTPUTS,
+        hidden_layer_sizes=HIDDEN,
+        activation="poly",
+        degree=3,
+        dropout=0.0,
+        spectral_norm=False,
+        **kwargs,
+    ).double()
+
+
+def test_both_networks_inherit_the_shared_parts_from_one_base():
+    assert set(ARCHITECTURES) == {"mlp", "residual"}
+    assert ARCHITECTURES["mlp"] is CRNetwork
+    assert ARCHITECTURES["residual"] is ResidualCRNetwork
+    for cls in ARCHITECTURES.values():
+        assert issubclass(cls, BaseCRNetwork)
+        for name in SHARED:
+            # Inherited, not borrowed or redefined.
+            assert name not in vars(cls), (cls.__name__, name)
+            assert name in vars(BaseCRNetwork)
+
+
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
+def test_every_architecture_takes_the_same_keywords(architecture):
+    net = _built(architecture).eval()
+    assert net.hidden_layer_sizes == HIDDEN
+    x = _inputs()
+    assert net(x).shape == (len(x), N_OUTPUTS)
+    forward = net.input_jacobian(x, mode="forward")
+    reverse = net.input_jacobian(x, mode="reverse")
+    torch.testing.assert_close(forward, reverse, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
+@pytest.mark.parametrize("spectral_norm", [False, True])
+def test_no_decay_patterns_spare_every_parameter_but_the_weight_matrices(
+    architecture, spectral_norm
+):
+    net = ARCHITECTURES[architecture](
+        N_FEATURES, N_OUTPUTS, hidden_layer_sizes=(4, 4), spectral_norm=spectral_norm
+    )
+    spared, decayed = set(), set()
+    for name, _ in net.named_parameters():
+        matched = any(fnmatch(name, p) for p in net.no_decay_patterns)
+        (spared if matched else decayed).add(name)
+    # A weight matrix (or its spectral-norm original) is decayed, nothing else.
+    assert decayed and all(n.endswith(("weight", "original")) for n in decayed)
+    assert any(n.endswith("bias") for n in spared)
+    assert any(n.endswith("coefficients") for n in spared)
+    if architecture == "residual":
+        assert any(n.endswith("norm.gain") for n in spared)
+    head = OrdinalHead(4)
+    assert all(
+        any(fnmatch(name, p) for p in head.no_decay_patterns)
+        for name, _ in head.named_parameters()
+    )
+
+
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
+def test_directions_is_none_exact_a_count_or_a_tensor(architecture):
+    net = _built(architecture).eval()
+    x = _inputs()
+    assert net.forward_stream(x).jacobians is None
+    assert net.forward_stream(x, "exact").n_directions == N_FEATURES
+    for count in (3, np.int64(3)):
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            drawn = net.forward_stream(x, count)
+            torch.manual_seed(0)
+            v = random_directions(len(x), N_FEATURES, 3, dtype=x.dtype, device=x.device)
+        assert drawn.n_directions == 3
+        # An int draws its directions from the default generator, first thing.
+        given = net.forward_stream(x, v)
+        for a, b in zip(drawn.jacobians, given.jacobians, strict=True):
+            assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="directions"):
+        net.forward_stream(x, "approximate")

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from conftest import FAST
 from torch.func import functional_call, jacfwd, vmap
 
 from cr_sklearn import CRClassifier
@@ -157,23 +158,15 @@ def _spy_stream(monkeypatch):
     calls = []
     original = CRNetwork.forward_stream
 
-    def spy(self, x, jacobian=None, *, derivatives=True, directions=None, rows=None):
+    def spy(self, x, directions=None, *, derivatives=True, rows=None):
         if self.training:  # training batches, not the fitted-model summaries
-            calls.append((jacobian, derivatives, directions is not None))
-        return original(
-            self,
-            x,
-            jacobian,
-            derivatives=derivatives,
-            directions=directions,
-            rows=rows,
-        )
+            # Random directions arrive drawn: (rows, k, n_features).
+            spec = directions.shape[1] if torch.is_tensor(directions) else directions
+            calls.append((spec, derivatives))
+        return original(self, x, directions, derivatives=derivatives, rows=rows)
 
     monkeypatch.setattr(CRNetwork, "forward_stream", spy)
     return calls
-
-
-_TINY = dict(hidden_layer_sizes=(4,), max_iter=2, random_state=0)
 
 
 def _data():
@@ -185,18 +178,18 @@ def _data():
 @pytest.mark.parametrize(
     "params, expected",
     [
-        (dict(dreg=None), {(None, False, False)}),
-        (dict(dreg="stream", dreg_lambda=0.0), {(None, False, False)}),
-        (dict(dreg="local"), {(None, True, False)}),
-        (dict(dreg="stream"), {("exact", True, False)}),
-        (dict(dreg="stream", n_projections=2), {(2, True, False)}),
+        (dict(dreg=None), {(None, False)}),
+        (dict(dreg="stream", dreg_lambda=0.0), {(None, False)}),
+        (dict(dreg="local"), {(None, True)}),
+        (dict(dreg="stream"), {("exact", True)}),
+        (dict(dreg="stream", n_projections=2), {(2, True)}),
     ],
 )
 def test_training_computes_the_stream_only_when_a_penalty_needs_it(
     monkeypatch, params, expected
 ):
     calls = _spy_stream(monkeypatch)
-    CRClassifier(**_TINY, **params).fit(*_data())
+    CRClassifier(**FAST, **params).fit(*_data())
     assert calls
     assert set(calls) == expected
 

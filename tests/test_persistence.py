@@ -10,6 +10,7 @@ import joblib
 import numpy as np
 import pytest
 import torch
+from conftest import FAST
 from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
 
@@ -20,8 +21,6 @@ from cr_sklearn._persistence import _digest, _split_file
 from cr_sklearn.growth import expand_depth
 
 pytest.importorskip("safetensors", reason="safe persistence needs safetensors")
-
-FAST = dict(max_iter=8, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -42,23 +41,30 @@ def _cases(X, y):
 
     frame = pd.DataFrame(X, columns=[f"col{i}" for i in range(X.shape[1])])
     return {
-        "binary-bool": (CRClassifier((8,), **FAST), X, y > 0),
+        "binary-bool": (CRClassifier(**FAST), X, y > 0),
         "multiclass-strings-frame": (
-            CRClassifier((8, 8), **FAST),
+            CRClassifier(**{**FAST, "hidden_layer_sizes": (8, 8)}),
             frame,
             np.array(["low", "mid", "high"], dtype=object)[y],
         ),
         "residual-spectral": (
-            CRClassifier((8, 6), architecture="residual", spectral_norm=True, **FAST),
+            CRClassifier(
+                **{
+                    **FAST,
+                    "hidden_layer_sizes": (8, 6),
+                    "architecture": "residual",
+                    "spectral_norm": True,
+                }
+            ),
             X,
             y,
         ),
         "class-weight-dict": (
-            CRClassifier((8,), class_weight={0: 2.0, 1: 1.0, 2: 0.5}, **FAST),
+            CRClassifier(**FAST, class_weight={0: 2.0, 1: 1.0, 2: 0.5}),
             X,
             y,
         ),
-        "ordinal": (CROrdinalRegressor((8,), **FAST), X, y),
+        "ordinal": (CROrdinalRegressor(**FAST), X, y),
     }
 
 
@@ -108,7 +114,7 @@ def test_pickle_and_joblib_round_trips_are_exact(case, data, tmp_path):
 
 def test_grown_residual_network_round_trips(data, tmp_path):
     X, y = data
-    est = CRClassifier((8,), architecture="residual", **FAST).fit(X, y)
+    est = CRClassifier(**FAST, architecture="residual").fit(X, y)
     grown = expand_depth(est, position=0, n_blocks=2)
     save_model(grown, tmp_path / "grown.safetensors")
     loaded = load_model(tmp_path / "grown.safetensors")
@@ -118,7 +124,7 @@ def test_grown_residual_network_round_trips(data, tmp_path):
 
 def test_loaded_model_keeps_training_and_global_rng(data, tmp_path):
     X, y = data
-    est = CRClassifier((8,), **FAST).fit(X, y)
+    est = CRClassifier(**FAST).fit(X, y)
     save_model(est, tmp_path / "m.safetensors")
     torch_state = torch.get_rng_state()
     np_state = np.random.get_state()[1].copy()  # noqa: NPY002
@@ -138,13 +144,13 @@ def test_save_rejects_what_is_not_plain_data(data, tmp_path):
         save_model(CRClassifier(), path)
     with pytest.raises(TypeError, match="CR estimators"):
         save_model(object(), path)
-    est = CRClassifier((4,), max_iter=2, random_state=np.random.RandomState(0))
+    est = CRClassifier(**{**FAST, "random_state": np.random.RandomState(0)})
     est.fit(X, y)
     with pytest.raises(TypeError, match="parameter random_state"):
         save_model(est, path)
     from skorch.callbacks import Callback
 
-    est = CRClassifier((4,), max_iter=2, callbacks=[Callback()]).fit(X, y)
+    est = CRClassifier(**FAST, callbacks=[Callback()]).fit(X, y)
     with pytest.raises(TypeError, match="parameter callbacks"):
         save_model(est, path)
     assert list(tmp_path.iterdir()) == []
@@ -153,9 +159,9 @@ def test_save_rejects_what_is_not_plain_data(data, tmp_path):
 def test_failed_save_leaves_existing_file_intact(data, tmp_path):
     X, y = data
     path = tmp_path / "m.safetensors"
-    save_model(CRClassifier((4,), **FAST).fit(X, y), path)
+    save_model(CRClassifier(**FAST).fit(X, y), path)
     before = path.read_bytes()
-    est = CRClassifier((4,), max_iter=2, random_state=np.random.RandomState(0))
+    est = CRClassifier(**{**FAST, "random_state": np.random.RandomState(0)})
     with pytest.raises(TypeError):
         save_model(est.fit(X, y), path)
     assert path.read_bytes() == before
@@ -167,7 +173,7 @@ def test_failed_save_leaves_existing_file_intact(data, tmp_path):
 def saved(data, tmp_path_factory):
     X, y = data
     path = tmp_path_factory.mktemp("saved") / "model.safetensors"
-    save_model(CRClassifier((8,), **FAST).fit(X, y), path)
+    save_model(CRClassifier(**FAST).fit(X, y), path)
     return path
 
 

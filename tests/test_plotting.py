@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import FAST
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -28,9 +29,8 @@ def _close_figures():
 @pytest.fixture(scope="module")
 def two_layer(pima):
     X, y = pima
-    return CRClassifier((6, 4), max_iter=15, early_stopping=True, random_state=0).fit(
-        X, y
-    )
+    params = {**FAST, "hidden_layer_sizes": (6, 4), "early_stopping": True}
+    return CRClassifier(**params).fit(X, y)
 
 
 def test_activation_grid_one_curve_per_neuron(two_layer, pima):
@@ -71,11 +71,11 @@ def test_activation_curves_are_the_learned_polynomials(two_layer, pima):
 def test_activation_pipeline_and_ordinal(pima):
     X, y = pima
     pipe = make_pipeline(
-        StandardScaler(), CRClassifier((3,), max_iter=5, random_state=0)
+        StandardScaler(), CRClassifier(**{**FAST, "hidden_layer_sizes": (3,)})
     ).fit(X, y)
     display = ActivationDisplay.from_estimator(pipe, X)
     assert display.ax_.shape == (1, 3)
-    ordinal = CROrdinalRegressor((4,), max_iter=5, random_state=0).fit(X, y)
+    ordinal = CROrdinalRegressor(**{**FAST, "hidden_layer_sizes": (4,)}).fit(X, y)
     assert len(ActivationDisplay.from_estimator(ordinal, X).lines_[0]) == 4
 
 
@@ -148,9 +148,8 @@ def test_loss_curve(two_layer):
 
 def test_loss_curve_without_validation_or_penalty(pima):
     X, y = pima
-    clf = CRClassifier(
-        (4,), max_iter=4, early_stopping=False, dreg=None, random_state=0
-    ).fit(X, y)
+    params = {**FAST, "max_iter": 4, "early_stopping": False, "dreg": None}
+    clf = CRClassifier(**params).fit(X, y)
     display = LossCurveDisplay.from_estimator(clf)
     assert sorted(display.lines_) == ["train_loss"]
     assert display.score_ax_ is None

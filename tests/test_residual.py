@@ -3,13 +3,14 @@
 import numpy as np
 import pytest
 import torch
+from conftest import FAST
 from sklearn.datasets import make_classification
 
 from cr_sklearn import CRClassifier
-from cr_sklearn.nn import ACTIVATIONS, local_dreg, stream_dreg
+from cr_sklearn.nn import ACTIVATION_NAMES, local_dreg, stream_dreg
 from cr_sklearn.nn.residual import ResidualCRNetwork, RMSNorm
 
-ALL_ACTIVATIONS = ["poly", *sorted(ACTIVATIONS)]
+ALL_ACTIVATIONS = list(ACTIVATION_NAMES)
 N_FEATURES, N_OUTPUTS = 5, 3
 
 
@@ -168,15 +169,8 @@ def test_residual_classifier_fits_and_jacobian_is_exact(dreg):
     X, y = make_classification(
         n_samples=120, n_features=6, n_informative=4, n_classes=3, random_state=0
     )
-    clf = CRClassifier(
-        (8, 8, 8),
-        architecture="residual",
-        dreg=dreg,
-        max_iter=30,
-        learning_rate_init=1e-2,
-        n_threads=1,
-        random_state=0,
-    ).fit(X, y)
+    params = {**FAST, "hidden_layer_sizes": (8, 8, 8), "max_iter": 30}
+    clf = CRClassifier(**params, architecture="residual", dreg=dreg).fit(X, y)
     assert clf.score(X, y) > 0.6
     assert isinstance(clf.module_, ResidualCRNetwork) and clf.module_.n_blocks == 2
     xb = torch.tensor(X[:4])
@@ -185,22 +179,18 @@ def test_residual_classifier_fits_and_jacobian_is_exact(dreg):
     np.testing.assert_allclose(clf.jacobian(X[:4]), ref.numpy(), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("jacobian", ["exact", 3])
-def test_stream_on_a_subset_of_rows_matches_those_rows(jacobian):
+@pytest.mark.parametrize("explicit", [False, True])
+def test_stream_on_a_subset_of_rows_matches_those_rows(explicit):
     net = _random_network("poly")
     x = torch.randn(10, net.n_features, dtype=torch.float64)
     rows = torch.tensor([9, 2, 5])
-    directions = None
-    if jacobian != "exact":
+    directions = part_directions = "exact"
+    if explicit:
         gen = torch.Generator().manual_seed(1)
-        directions = torch.randn(10, jacobian, net.n_features, generator=gen).double()
-    full = net.forward_stream(x, jacobian, directions=directions)
-    part = net.forward_stream(
-        x,
-        jacobian,
-        directions=None if directions is None else directions[rows],
-        rows=rows,
-    )
+        directions = torch.randn(10, 3, net.n_features, generator=gen).double()
+        part_directions = directions[rows]
+    full = net.forward_stream(x, directions)
+    part = net.forward_stream(x, part_directions, rows=rows)
     torch.testing.assert_close(part.output, full.output, rtol=0, atol=0)
     for j_part, j_full in zip(part.jacobians, full.jacobians, strict=True):
         assert j_part.shape[0] == len(rows)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import FAST
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
@@ -22,12 +23,10 @@ from cr_sklearn import (
     macro_averaged_mean_absolute_error,
 )
 
-FAST = dict(hidden_layer_sizes=(8,), max_iter=15, random_state=0)
-
 
 @pytest.fixture(scope="module")
-def data():
-    return make_classification(n_samples=150, n_features=5, random_state=0)
+def data(binary_data):
+    return binary_data
 
 
 @pytest.fixture(scope="module")
@@ -201,5 +200,5 @@ def test_macro_mae_and_unknown_names():
     lr = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [1, 1, 5, 5])
     # Ranks in classes_ (1 -> 0, 5 -> 1), not label values.
     assert scorer(lr, [[0.0], [3.0]], [5, 1]) == -1.0
-    with pytest.raises(ValueError, match="not in the estimator's classes_"):
+    with pytest.raises(ValueError, match="labels not in classes_"):
         scorer(lr, [[0.0]], [3])

@@ -2,8 +2,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cr_sklearn.study._stats import (
+import cr_sklearn.study
+from cr_sklearn.study import (
     adjust_pvalues,
+    corrected_interval,
     corrected_ttest,
     paired_test,
     wilcoxon_test,
@@ -74,3 +76,49 @@ def test_holm_ignores_nan_in_the_family():
     np.testing.assert_allclose(out[[0, 2]], [0.02, 0.02])
     with pytest.raises(ValueError, match="correction"):
         adjust_pvalues([0.1], "sidak")
+
+
+def test_corrected_interval_matches_a_hand_computation():
+    d = np.array([0.02, 0.03, -0.01, 0.04, 0.01, 0.02, 0.00, 0.05, 0.03, -0.02])
+    k = len(d)
+    se = np.sqrt((1 / k + 1.0) * d.var(ddof=1))
+    half = stats.t.ppf(0.975, df=k - 1) * se
+    mean, low, high = corrected_interval(d, test_train_ratio=1.0)
+    assert mean == pytest.approx(d.mean())
+    assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half))
+    half90 = stats.t.ppf(0.95, df=k - 1) * se
+    _, low90, high90 = corrected_interval(d, 1.0, confidence=0.9)
+    assert (low90, high90) == pytest.approx((d.mean() - half90, d.mean() + half90))
+
+
+def test_corrected_interval_agrees_with_the_corrected_ttest():
+    rng = np.random.RandomState(3)
+    for ratio in (0.0, 0.25, 1.0):
+        d = rng.normal(0.02, 0.03, size=10)
+        _, low, high = corrected_interval(d, ratio, confidence=0.95)
+        _, p = corrected_ttest(d, ratio)
+        assert (low > 0 or high < 0) == (p < 0.05)
+    # Without overlap it is the plain one-sample t interval.
+    d = rng.normal(0.0, 1.0, size=12)
+    ref = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert corrected_interval(d, 0.0)[1:] == pytest.approx((ref.low, ref.high))
+
+
+def test_corrected_interval_degenerate_cases_and_errors():
+    assert corrected_interval(np.full(4, 0.1), 1.0) == pytest.approx((0.1, 0.1, 0.1))
+    with pytest.raises(ValueError, match="at least 2"):
+        corrected_interval([0.1], 1.0)
+    with pytest.raises(ValueError, match="confidence"):
+        corrected_interval([0.1, 0.2], 1.0, confidence=1.0)
+
+
+def test_the_tests_are_exported_from_cr_sklearn_study():
+    names = [
+        "adjust_pvalues",
+        "corrected_interval",
+        "corrected_ttest",
+        "paired_test",
+        "wilcoxon_test",
+    ]
+    assert set(names) <= set(cr_sklearn.study.__all__)
+    assert cr_sklearn.study.__all__ == sorted(cr_sklearn.study.__all__)

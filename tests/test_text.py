@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import FAST
 
 # The bundled model loads from installed files; forbid any Hub access anyway.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -211,7 +212,7 @@ def test_pickle_and_clone_hold_no_model(minilm):
 def test_pipeline_with_cr_classifier(minilm):
     pipe = make_pipeline(
         SentenceEmbedder(),
-        CRClassifier(hidden_layer_sizes=(8,), max_iter=5, random_state=0, n_threads=1),
+        CRClassifier(**{**FAST, "max_iter": 5}),
     )
     pipe.fit(TEXTS, LABELS)
     assert pipe.predict(TEXTS[:4]).shape == (4,)

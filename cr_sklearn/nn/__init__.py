@@ -1,7 +1,18 @@
-"""Plain PyTorch building blocks of CR networks (no scikit-learn imports)."""
+"""Plain PyTorch building blocks of CR networks (no scikit-learn imports).
 
-from .activations import ACTIVATIONS, FixedActivation, PolyActivation, make_activation
-from .network import CRNetwork, StreamOutput, random_directions
+:data:`ARCHITECTURES`, :data:`ACTIVATION_NAMES`, :data:`PENALTIES` and
+:data:`ORDINAL_HEADS` are the registries the estimators' parameters name.
+"""
+
+from ._base import BaseCRNetwork, StreamOutput, random_directions
+from .activations import (
+    ACTIVATION_NAMES,
+    ACTIVATIONS,
+    FixedActivation,
+    PolyActivation,
+    make_activation,
+)
+from .network import CRNetwork
 from .ordinal import ORDINAL_HEADS, CORALLoss, CumulativeLinkLoss, OrdinalHead
 from .penalties import (
     PENALTIES,
@@ -12,8 +23,19 @@ from .penalties import (
 )
 from .residual import ResidualCRNetwork
 
+#: Network classes by architecture name. Each takes ``(n_features, n_outputs)``
+#: and the keywords ``hidden_layer_sizes``, ``activation``, ``degree``,
+#: ``dropout`` and ``spectral_norm``, and is a :class:`BaseCRNetwork`.
+ARCHITECTURES = {
+    "mlp": CRNetwork,
+    "residual": ResidualCRNetwork,
+}
+
 __all__ = [
     "ACTIVATIONS",
+    "ACTIVATION_NAMES",
+    "ARCHITECTURES",
+    "BaseCRNetwork",
     "CORALLoss",
     "CRNetwork",
     "CumulativeLinkLoss",

@@ -4,7 +4,9 @@ Every activation exposes ``forward(z)`` and ``derivative(z)`` so that the
 dual-stream forward pass (:mod:`cr_sklearn.nn.network`) can carry Jacobians
 without autograd. Fixed activations live in the :data:`ACTIVATIONS` registry as
 ``name -> (function, derivative)``; adding one is a function, its derivative and
-one entry. The learnable polynomial is :class:`PolyActivation`.
+one entry. The learnable polynomial is :class:`PolyActivation`, named
+``"poly"``. :data:`ACTIVATION_NAMES` lists every built-in name, ``"poly"``
+first.
 """
 
 import math
@@ -14,6 +16,7 @@ from torch import nn
 
 __all__ = [
     "ACTIVATIONS",
+    "ACTIVATION_NAMES",
     "FixedActivation",
     "PolyActivation",
     "make_activation",
@@ -62,11 +65,15 @@ def _swish_derivative(z):
 
 #: Fixed activations: ``name -> (function, closed-form derivative)``.
 ACTIVATIONS = {
-    "gelu": (_gelu, _gelu_derivative),
     "relu": (_relu, _relu_derivative),
-    "swish": (_swish, _swish_derivative),
+    "gelu": (_gelu, _gelu_derivative),
     "tanh": (_tanh, _tanh_derivative),
+    "swish": (_swish, _swish_derivative),
 }
+
+#: Every built-in activation name: ``"poly"`` (:class:`PolyActivation`), then
+#: the keys of :data:`ACTIVATIONS`, in the order studies and docs list them.
+ACTIVATION_NAMES = ("poly", *ACTIVATIONS)
 
 
 class FixedActivation(nn.Module):
@@ -81,9 +88,9 @@ class FixedActivation(nn.Module):
     def __init__(self, name):
         super().__init__()
         if name not in ACTIVATIONS:
+            # The registry as it is now: an entry added later is a choice too.
             raise ValueError(
-                f"Unknown activation {name!r}; choose one of "
-                f"{sorted([*ACTIVATIONS, 'poly'])}."
+                f"Unknown activation {name!r}; choose one of {['poly', *ACTIVATIONS]}."
             )
         self.name = name
         self._fn, self._derivative = ACTIVATIONS[name]
@@ -292,9 +299,9 @@ def make_activation(name, width, *, degree=3):
 
     Parameters
     ----------
-    name : {"poly", "relu", "gelu", "tanh", "swish"}
-        ``"poly"`` is the learnable :class:`PolyActivation`; the others come
-        from :data:`ACTIVATIONS`.
+    name : str
+        One of :data:`ACTIVATION_NAMES`: ``"poly"`` is the learnable
+        :class:`PolyActivation`, the others come from :data:`ACTIVATIONS`.
     width : int
         Number of neurons.
     degree : int, default=3

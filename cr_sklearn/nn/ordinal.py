@@ -99,7 +99,17 @@ class OrdinalHead(nn.Module):
         Increasing initial cut-points, e.g. the logits of the cumulative class
         frequencies (then the untrained model predicts the class prior).
         Evenly spaced around 0 by default.
+
+    Attributes
+    ----------
+    no_decay_patterns : tuple of str
+        :func:`fnmatch.fnmatch` patterns of the parameter names that take no
+        weight decay: the cut-points have their own natural scale, as the
+        network's :attr:`~cr_sklearn.nn.BaseCRNetwork.no_decay_patterns`.
+        Class attribute.
     """
+
+    no_decay_patterns = ("*cutpoint*",)
 
     def __init__(self, n_classes, init_cutpoints=None):
         super().__init__()

@@ -11,7 +11,8 @@ trained network (:meth:`ResidualCRNetwork.make_block`), so the block is the
 identity and the expanded network computes the same function.
 
 The Jacobian stream is carried through every piece in closed form: the
-PolyLayers as in :mod:`cr_sklearn.nn.network`, the skip path by adding the
+PolyLayers as in :mod:`cr_sklearn.nn.network` (the two networks share
+:class:`~cr_sklearn.nn.BaseCRNetwork`), the skip path by adding the
 incoming Jacobian, and RMSNorm by its analytic Jacobian
 
 .. math:: \frac{\partial\,\mathrm{RMSNorm}(h)}{\partial h}
@@ -22,8 +23,8 @@ incoming Jacobian, and RMSNorm by its analytic Jacobian
 import torch
 from torch import nn
 
+from ._base import BaseCRNetwork
 from .activations import PolyActivation, make_activation
-from .network import CRNetwork, StreamOutput, random_directions
 
 __all__ = ["RMSNorm", "ResidualBlock", "ResidualCRNetwork"]
 
@@ -163,12 +164,13 @@ class ResidualBlock(nn.Module):
         return self.proj.in_features
 
 
-class ResidualCRNetwork(nn.Module):
+class ResidualCRNetwork(BaseCRNetwork):
     """Normalised residual network of PolyLayers with a dual-stream pass.
 
-    Same interface as :class:`~cr_sklearn.nn.CRNetwork`: ``forward``,
-    ``forward_stream`` (a :class:`~cr_sklearn.nn.StreamOutput`),
-    ``input_jacobian`` and the input standardisation buffers.
+    Same interface as :class:`~cr_sklearn.nn.CRNetwork`, from the same base
+    (:class:`~cr_sklearn.nn.BaseCRNetwork`): ``forward``, ``forward_stream``
+    (a :class:`~cr_sklearn.nn.StreamOutput`), ``input_jacobian`` and the input
+    standardisation buffers.
 
     Parameters
     ----------
@@ -183,7 +185,8 @@ class ResidualCRNetwork(nn.Module):
         that width. ``(64,)`` is a one-layer CR network (no block), ``(64, 64,
         64)`` a stem and two blocks.
     activation : str, default="poly"
-        See :func:`cr_sklearn.nn.make_activation`.
+        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`; see
+        :func:`cr_sklearn.nn.make_activation`.
     degree : int, default=3
         Polynomial degree for ``activation="poly"``.
     dropout : float, default=0.0
@@ -221,15 +224,12 @@ class ResidualCRNetwork(nn.Module):
         dropout=0.0,
         spectral_norm=False,
     ):
-        super().__init__()
         sizes = [int(w) for w in hidden_layer_sizes]
         if not sizes or min(sizes) < 1:
             raise ValueError(
                 f"hidden_layer_sizes must be non-empty and positive, got {sizes}."
             )
-        self.n_features = int(n_features)
-        self.n_outputs = int(n_outputs)
-        self.dropout = float(dropout)
+        super().__init__(n_features, n_outputs, dropout=dropout)
         self.activation_name = activation
         self.degree = int(degree)
         self.spectral_norm = bool(spectral_norm)
@@ -244,8 +244,6 @@ class ResidualCRNetwork(nn.Module):
         )
         out = nn.Linear(width, self.n_outputs)
         self.output = wrap(out) if wrap else out
-        self.register_buffer("input_mean", torch.zeros(self.n_features))
-        self.register_buffer("input_scale", torch.ones(self.n_features))
 
     # -- architecture --------------------------------------------------------
     @property
@@ -365,10 +363,6 @@ class ResidualCRNetwork(nn.Module):
         return self
 
     # -- passes --------------------------------------------------------------
-    # Same standardisation buffers and dropout as the plain network.
-    set_input_scaling = CRNetwork.set_input_scaling
-    _dropout_mask = CRNetwork._dropout_mask
-
     def forward(self, x):
         """Compute the output only: the cheapest pass, used for prediction.
 
@@ -382,7 +376,7 @@ class ResidualCRNetwork(nn.Module):
         torch.Tensor of shape (batch, n_outputs)
             The network output.
         """
-        h = self.stem_activation(self.stem((x - self.input_mean) / self.input_scale))
+        h = self.stem_activation(self.stem(self._standardise(x)))
         mask = self._dropout_mask(h)
         if mask is not None:
             h = h * mask
@@ -420,9 +414,8 @@ class ResidualCRNetwork(nn.Module):
         )
         return a, d, (d if rows is None else d[rows]).unsqueeze(1) * zj
 
-    def _run(self, x, directions, *, exact=False, derivatives=True, rows=None):
-        """Shared pass: the stream plus what the reverse Jacobian needs."""
-        h = (x - self.input_mean) / self.input_scale
+    def _run(self, h, directions, *, exact=False, derivatives=True, rows=None):
+        """Shared pass on standardised ``h``: the stream plus the block inputs."""
         stream = exact or directions is not None
         # j: the Jacobian of the current state applied to the directions,
         # (batch or len(rows), k, width); rows are directions.
@@ -461,97 +454,22 @@ class ResidualCRNetwork(nn.Module):
             jacobians.append(torch.matmul(j, self.output.weight.t()).transpose(1, 2))
         return out, derivs, weights, (jacobians if stream else None), block_inputs
 
-    def forward_stream(
-        self, x, jacobian=None, *, derivatives=True, directions=None, rows=None
-    ):
-        """Forward pass that also returns derivatives and, optionally, Jacobians.
+    def _stream_pass(self, h, directions, *, exact, derivatives, rows):
+        return self._run(
+            h, directions, exact=exact, derivatives=derivatives, rows=rows
+        )[:4]
 
-        Parameters
-        ----------
-        x : torch.Tensor of shape (batch, n_features)
-            Raw input.
-        jacobian : {None, "exact"} or int, default=None
-            ``None``: no Jacobian stream. ``"exact"``: the full Jacobian with
-            respect to the standardised input. An int ``k``: ``k`` random
-            Rademacher directions per sample (unbiased for the squared
-            Frobenius norm).
-        derivatives : bool, default=True
-            Keep ``phi'(z_l)`` of every activated layer.
-        directions : torch.Tensor of shape (batch or 1, k, n_features), optional
-            Explicit directions; overrides ``jacobian``. With ``rows``, one
-            per selected row (or 1).
-        rows : torch.Tensor of int64, optional
-            Carry the Jacobian stream for these rows of ``x`` only, as in
-            :meth:`~cr_sklearn.nn.CRNetwork.forward_stream`.
-
-        Returns
-        -------
-        StreamOutput
-            Output, derivatives, weights and (optionally) Jacobians.
-        """
-        exact = directions is None and jacobian == "exact"
-        if directions is None and jacobian is not None and not exact:
-            directions = random_directions(
-                x.shape[0] if rows is None else rows.shape[0],
-                self.n_features,
-                int(jacobian),
-                dtype=x.dtype,
-                device=x.device,
-            )
-        out, derivs, weights, jacobians, _ = self._run(
-            x, directions, exact=exact, derivatives=derivatives, rows=rows
-        )
-        if exact:
-            n_directions = self.n_features
-        else:
-            n_directions = 0 if directions is None else directions.shape[1]
-        return StreamOutput(
-            output=out,
-            derivatives=derivs if derivatives else [None] * len(derivs),
-            weights=weights,
-            jacobians=jacobians,
-            n_directions=n_directions,
-        )
-
-    def input_jacobian(self, x, *, mode="auto"):
-        """Jacobian of the output with respect to the raw input.
-
-        Parameters
-        ----------
-        x : torch.Tensor of shape (batch, n_features)
-            Raw input.
-        mode : {"auto", "forward", "reverse"}, default="auto"
-            ``"forward"`` carries the exact stream (cost grows with
-            ``n_features``); ``"reverse"`` pulls each output back through the
-            blocks, the skip path and the normalisations with the same
-            closed-form derivatives (cost grows with ``n_outputs``).
-            ``"auto"`` picks the cheaper one.
-
-        Returns
-        -------
-        torch.Tensor of shape (batch, n_outputs, n_features)
-            ``d output / d x`` for each sample.
-        """
-        if mode == "auto":
-            mode = "reverse" if self.n_outputs < self.n_features else "forward"
-        if mode == "forward":
-            jac = self.forward_stream(x, "exact", derivatives=False).jacobians[-1]
-        elif mode == "reverse":
-            _, derivs, weights, _, inputs = self._run(x, None)
-            # Row o of g is d output_o / d h_l, pulled back block by block.
-            g = self.output.weight.unsqueeze(0).expand(x.shape[0], -1, -1)
-            for block, d, weight, h in zip(
-                reversed(self.blocks),
-                reversed(derivs[1:]),
-                reversed(weights[1:]),
-                reversed(inputs),
-                strict=True,
-            ):
-                ga = torch.matmul(g, block.proj.weight) * d.unsqueeze(1)
-                g = g + block.norm.vjp(h, torch.matmul(ga, weight))
-            jac = torch.matmul(g * derivs[0].unsqueeze(1), weights[0])
-        else:
-            raise ValueError(
-                f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"
-            )
-        return jac / self.input_scale
+    def _reverse_jacobian(self, x):
+        _, derivs, weights, _, inputs = self._run(self._standardise(x), None)
+        # Row o of g is d output_o / d h_l, pulled back block by block.
+        g = self.output.weight.unsqueeze(0).expand(x.shape[0], -1, -1)
+        for block, d, weight, h in zip(
+            reversed(self.blocks),
+            reversed(derivs[1:]),
+            reversed(weights[1:]),
+            reversed(inputs),
+            strict=True,
+        ):
+            ga = torch.matmul(g, block.proj.weight) * d.unsqueeze(1)
+            g = g + block.norm.vjp(h, torch.matmul(ga, weight))
+        return torch.matmul(g * derivs[0].unsqueeze(1), weights[0])

@@ -6,19 +6,35 @@ pandas summaries, paired statistical tests and matplotlib Displays.
 """
 
 from ._baselines import default_baselines
+from ._datasets import load_study_dataset
 from ._display import StudyDisplay
+from ._factorial import PRESETS as FACTORIAL_PRESETS
 from ._factorial import FactorialResult, factorial_study
 from ._fraction import data_fraction_study
 from ._noise import add_gaussian_noise, corrupt_labels
 from ._result import StudyResult
+from ._stats import (
+    adjust_pvalues,
+    corrected_interval,
+    corrected_ttest,
+    paired_test,
+    wilcoxon_test,
+)
 
 __all__ = [
+    "FACTORIAL_PRESETS",
     "FactorialResult",
     "StudyDisplay",
     "StudyResult",
     "add_gaussian_noise",
+    "adjust_pvalues",
+    "corrected_interval",
+    "corrected_ttest",
     "corrupt_labels",
     "data_fraction_study",
     "default_baselines",
     "factorial_study",
+    "load_study_dataset",
+    "paired_test",
+    "wilcoxon_test",
 ]

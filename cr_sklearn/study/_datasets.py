@@ -15,7 +15,9 @@ def load_study_dataset(name, target=None):
     Parameters
     ----------
     name : str
-        One of ``DATASETS`` or the path of a CSV file with a header row.
+        One of ``"pima"``, ``"wine-red"``, ``"wine-white"``,
+        ``"breast-cancer"``, ``"digits"``, or the path of a CSV file with a
+        header row.
     target : str, default=None
         The label column of a CSV file (required for files).
 

@@ -202,7 +202,7 @@ def factorial_study(
     2
     """
     if estimator is None:
-        from cr_sklearn._classifier import CRClassifier
+        from cr_sklearn import CRClassifier
 
         estimator = CRClassifier()
     if isinstance(datasets, str):

@@ -1,0 +1,171 @@
+"""Inference of the CR estimators: float64 forward passes and Jacobians (private).
+
+Predictions run on a float64 copy of the fitted module, in bounded chunks, one
+evaluation at a time; Jacobians are analytic (forward stream or its
+transpose). The mixin needs ``net_``/``module_``, ``device_``,
+``n_features_in_``, ``_n_outputs()``, ``_hidden_sizes()`` and the fitted
+summaries (``gradient_norm_mean_``, ``input_mean_``, ``input_scale_``).
+"""
+
+import copy
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._utils import check_finite_rows
+
+__all__ = []
+
+# Rows x (directions or outputs) x width elements per inference chunk. Small
+# enough (1 MiB of float64) for the activation's elementwise chain to stay in
+# cache, and memory stays bounded.
+_CHUNK_ELEMENTS = 2**17
+# MKL picks its kernels by the threads it finds free, so concurrent calls can
+# differ from serial ones in the last bit: one evaluation at a time keeps
+# threaded predictions bit-identical to serial ones.
+_INFERENCE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _inference_context():
+    # torch applies set_num_threads to a new thread's OpenMP/MKL settings
+    # lazily: a thread that only ran matmuls would keep MKL's default thread
+    # count, and its results could differ from the main thread's in the last
+    # bit. get_num_threads() applies the setting to the calling thread.
+    torch.get_num_threads()
+    with _INFERENCE_LOCK, torch.inference_mode():
+        yield
+
+
+class InferenceMixin:
+    """Forward passes, Jacobians and per-sample reliability signals."""
+
+    def _refresh_inference_module(self):
+        # Predictions run on a float64 copy: batch-size independent to 1e-12
+        # (float32 matmuls can differ by batch shape) and as accurate as sklearn.
+        module = copy.deepcopy(self.module_).double().eval()
+        for p in module.parameters():
+            p.requires_grad_(False)
+        self._inference_module = module
+
+    def _check_X(self, X):
+        check_is_fitted(self, "net_")
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def _chunks(self, n_rows, per_row):
+        size = max(1, _CHUNK_ELEMENTS // max(1, per_row))
+        for start in range(0, n_rows, size):
+            yield slice(start, start + size)
+
+    def _max_width(self):
+        return max([*self._hidden_sizes(), self._n_outputs(), self.n_features_in_])
+
+    def _forward(self, X):
+        """Network output for validated ``X`` as float64 numpy, in chunks."""
+        module = self._inference_module
+        out = np.empty((X.shape[0], self._n_outputs()))
+        with _inference_context():
+            for sl in self._chunks(X.shape[0], self._max_width()):
+                xb = torch.tensor(X[sl], device=self.device_)
+                out[sl] = module(xb).cpu().numpy()
+        return check_finite_rows(out, "network output")
+
+    def _jacobian(self, X, reduce=None):
+        module = self._inference_module
+        n_out, d = self._n_outputs(), self.n_features_in_
+        per_row = min(n_out, d) * self._max_width() * 2
+        result = None
+        with _inference_context():
+            for sl in self._chunks(X.shape[0], per_row):
+                xb = torch.tensor(X[sl], device=self.device_)
+                jac = module.input_jacobian(xb)
+                if reduce == "norm":
+                    jac = torch.linalg.vector_norm(jac, dim=(1, 2))
+                jac = jac.cpu().numpy()
+                if result is None:
+                    result = np.empty((X.shape[0], *jac.shape[1:]))
+                result[sl] = jac
+        return check_finite_rows(result, "Jacobian")
+
+    def jacobian(self, X):
+        """Jacobian of :meth:`decision_function` with respect to ``X``.
+
+        Analytic: computed with the closed-form derivatives of the network
+        (forward stream or its transpose, whichever is cheaper), in float64,
+        in bounded batches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        jacobian : ndarray of shape (n_samples, n_outputs, n_features)
+            ``n_outputs`` is the number of columns of the network output
+            (1 for binary classification and ordinal models).
+        """
+        return self._jacobian(self._check_X(X))
+
+    def input_gradient_norms(self, X):
+        """Per-sample Frobenius norm of :meth:`jacobian`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        norms : ndarray of shape (n_samples,)
+            ``||d f(x) / d x||_F`` for each sample.
+        """
+        return self._jacobian(self._check_X(X), reduce="norm")
+
+    def input_sensitivity(self, X):
+        """Each sample's input-gradient norm relative to the training mean.
+
+        1.0 is typical of the training data. Values above the training tail,
+        e.g. ``input_sensitivity(X) > model.gradient_norm_quantiles_[99] /
+        model.gradient_norm_mean_``, flag predictions the model is unusually
+        sensitive to.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        sensitivity : ndarray of shape (n_samples,)
+            :meth:`input_gradient_norms` divided by ``gradient_norm_mean_``.
+        """
+        return self.input_gradient_norms(X) / self.gradient_norm_mean_
+
+    def _input_distance(self, X):
+        return np.abs((X - self.input_mean_) / self.input_scale_).max(axis=1)
+
+    def input_distance(self, X):
+        """Largest absolute z-score of each sample against the training data.
+
+        A gradient-based signal cannot see inputs far outside the training
+        range: the soft-bounded polynomials saturate there, so the gradient
+        (and :meth:`input_sensitivity`) shrinks. This distance grows instead:
+        ``input_distance(X) > model.input_distance_quantiles_[100]`` flags
+        samples with a feature beyond anything seen in training.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        distance : ndarray of shape (n_samples,)
+            ``max_j |x_j - mean_j| / std_j`` with the training mean and
+            standard deviation of each feature.
+        """
+        return self._input_distance(self._check_X(X))

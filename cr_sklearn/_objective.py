@@ -1,0 +1,159 @@
+"""The training objective of the CR estimators (private).
+
+One object holds what a training step minimises: the per-sample data loss
+(the estimator's criterion), the DREG penalty and the input-gradient penalty
+with their strengths, and the stream plan (which rows and how many random
+directions carry the Jacobian stream). The estimators rebuild it from their
+current parameters at every fit; the skorch net calls it in ``infer`` and
+``get_loss``; growth and plots call :meth:`TrainingObjective.data_loss`
+instead of recomposing the loss.
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from .nn import PENALTIES, input_gradient_penalty, random_directions
+
+__all__ = []
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """Which part of a batch carries the Jacobian stream.
+
+    Parameters
+    ----------
+    directions : "exact", int or None
+        ``"exact"``: the full Jacobian; an int ``k``: ``k`` random directions
+        per row; ``None``: no stream.
+    rows : int or None
+        Carry the stream on this many uniformly random rows of each batch
+        (all rows when ``None`` or when the batch is not larger).
+    """
+
+    directions: object = None
+    rows: int | None = None
+
+    def sample(self, X):
+        """The rows and directions that carry the stream for the batch ``X``.
+
+        Returns
+        -------
+        rows : torch.Tensor of int64 or None
+            A uniform random subset of the rows (``None``: every row). It keeps
+            the batch-mean penalty an unbiased estimate of the full batch's at
+            a fraction of the stream's cost.
+        directions : None, "exact" or torch.Tensor
+            With ``k`` random directions, Rademacher directions scaled by
+            ``1 / sqrt(k)``, one set per carried row, so that the penalty
+            (a mean of squared norms) is unbiased for the exact Jacobian's.
+        """
+        if self.directions is None:
+            return None, None
+        rows = None
+        if self.rows and X.shape[0] > self.rows:
+            rows = torch.randperm(X.shape[0], device=X.device)[: self.rows]
+        if self.directions == "exact":
+            return rows, "exact"
+        n_rows = X.shape[0] if rows is None else rows.shape[0]
+        directions = random_directions(
+            n_rows, X.shape[1], int(self.directions), dtype=X.dtype, device=X.device
+        )
+        return rows, directions
+
+
+@dataclass(frozen=True)
+class TrainingObjective:
+    """Data loss + ``dreg_lambda`` * DREG + ``igpen_lambda`` * IGPen.
+
+    Parameters
+    ----------
+    dreg : str or None
+        Name of a penalty in :data:`cr_sklearn.nn.PENALTIES`.
+    dreg_lambda : float
+        Strength of the DREG penalty; 0 switches it off.
+    igpen_lambda : float
+        Strength of the double-backprop input-gradient penalty.
+    stream : StreamPlan
+        How the Jacobian stream is carried when the penalty needs it.
+    """
+
+    dreg: str | None = None
+    dreg_lambda: float = 0.0
+    igpen_lambda: float = 0.0
+    stream: StreamPlan = StreamPlan()
+
+    @classmethod
+    def from_params(cls, *, dreg, dreg_lambda, igpen_lambda, directions, stream_rows):
+        """The objective the estimator's parameters describe."""
+        penalty = None if dreg is None or dreg_lambda == 0 else PENALTIES[dreg]
+        needs_stream = penalty is not None and penalty.needs == "stream"
+        return cls(
+            dreg=None if penalty is None else dreg,
+            dreg_lambda=float(dreg_lambda) if penalty is not None else 0.0,
+            igpen_lambda=float(igpen_lambda),
+            stream=StreamPlan(directions, stream_rows if needs_stream else None)
+            if needs_stream
+            else StreamPlan(),
+        )
+
+    @property
+    def penalty(self):
+        """The registered :class:`~cr_sklearn.nn.Penalty`, or ``None``."""
+        return None if self.dreg is None else PENALTIES[self.dreg]
+
+    def forward(self, module, X):
+        """Training forward pass: ``(output, stream_result)``.
+
+        ``stream_result`` is ``(inputs, StreamOutput)``: what the penalties
+        need (the stream only when the DREG penalty reads it).
+        """
+        penalty = self.penalty
+        if self.igpen_lambda > 0:
+            X = X.detach().requires_grad_(True)
+        rows, directions = self.stream.sample(X)
+        result = module.forward_stream(
+            X, directions, derivatives=penalty is not None, rows=rows
+        )
+        return result.output, (X, result)
+
+    @staticmethod
+    def data_loss(criterion, output, y, sample_weight=None):
+        """Per-sample data losses and their (weighted) mean.
+
+        Returns
+        -------
+        per_sample : torch.Tensor of shape (batch,)
+        mean : torch.Tensor
+            ``mean(per_sample * sample_weight)``.
+        """
+        per_sample = criterion(output, y.to(output.device))
+        if sample_weight is not None:
+            per_sample = per_sample * sample_weight.to(per_sample.device)
+        return per_sample, per_sample.mean()
+
+    def loss(self, criterion, output, stream_result, y, sample_weight=None):
+        """Total training loss and the penalty values, by name.
+
+        Returns
+        -------
+        loss : torch.Tensor
+            A scalar to differentiate.
+        terms : dict
+            ``{"penalty": ..., "igpen": ...}`` (unscaled values, as floats)
+            for the terms that are on.
+        """
+        per_sample, loss = self.data_loss(criterion, output, y, sample_weight)
+        terms = {}
+        inputs, result = stream_result
+        penalty = self.penalty
+        if penalty is not None:
+            value = penalty.function(result)
+            terms["penalty"] = value.item()
+            loss = loss + self.dreg_lambda * value
+        if self.igpen_lambda > 0:
+            value = input_gradient_penalty(per_sample, inputs)
+            terms["igpen"] = value.item()
+            loss = loss + self.igpen_lambda * value
+        return loss, terms

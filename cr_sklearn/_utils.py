@@ -1,0 +1,149 @@
+"""Small helpers shared by the estimators, scorers, plots and growth (private)."""
+
+import importlib
+import warnings
+
+import numpy as np
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
+
+__all__ = []
+
+# Training runs in float32 (max 3.4e38): larger inputs would overflow while
+# centring, scaling or in the first layer.
+MAX_ABS_TRAINING_INPUT = 1e30
+
+
+def resolve_device(device):
+    """Validate a device string; ``"auto"`` picks CUDA when available."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    message = f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}."
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(message) from exc
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(message)
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was requested but CUDA is not available.")
+    return device
+
+
+def import_optional(name, *, extra, purpose):
+    """Import the optional module ``name`` or raise an ImportError naming the extra.
+
+    Parameters
+    ----------
+    name : str
+        Module to import, e.g. ``"safetensors.torch"``.
+    extra : str
+        The cr_sklearn extra that installs it, e.g. ``"safe"``.
+    purpose : str
+        What needs it, e.g. ``"save_model and load_model"``.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ImportError(
+            f"{purpose} need{'' if purpose.endswith('s') else 's'} "
+            f"{name.split('.')[0]}: pip install 'cr_sklearn[{extra}]'."
+        ) from exc
+
+
+def final_estimator(estimator):
+    """The last step of a :class:`~sklearn.pipeline.Pipeline`, else ``estimator``."""
+    from sklearn.pipeline import Pipeline
+
+    while isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
+def label_ranks(classes, labels):
+    """Positions of ``labels`` in ``classes`` (any order, not only sorted).
+
+    Raises a ValueError naming the labels that are not in ``classes``.
+    """
+    classes = np.asarray(classes)
+    labels = np.asarray(labels)
+    unknown = ~np.isin(labels, classes)
+    if unknown.any():
+        raise ValueError(
+            f"y contains labels not in classes_: {np.unique(labels[unknown]).tolist()}."
+        )
+    sorter = np.argsort(classes, kind="stable")
+    return sorter[np.searchsorted(classes, labels, sorter=sorter)].astype(np.int64)
+
+
+def validation_split(y_codes, fraction, seed):
+    """Indices ``(train, valid)`` of a hold-out split, or ``None`` if too small.
+
+    Stratified by class when every class has at least two samples and both
+    sides can hold one of each; otherwise a plain random split.
+    """
+    n = len(y_codes)
+    n_valid = int(np.ceil(fraction * n))
+    if n_valid < 1 or n - n_valid < 2:
+        return None
+    counts = np.bincount(y_codes)
+    counts = counts[counts > 0]
+    if counts.min() >= 2 and n_valid >= len(counts) and n - n_valid >= len(counts):
+        splitter = StratifiedShuffleSplit(
+            n_splits=1, test_size=n_valid, random_state=seed
+        )
+    else:
+        splitter = ShuffleSplit(n_splits=1, test_size=n_valid, random_state=seed)
+    return next(splitter.split(np.zeros((n, 1)), y_codes))
+
+
+def check_finite_rows(values, what):
+    """Raise a ValueError naming the rows whose ``values`` are not all finite."""
+    bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"The {what} is not finite for {len(rows)} of {len(values)} samples "
+            f"(rows {rows[:10].tolist()}): their features lie too far outside "
+            "the range the model was trained on."
+        )
+    return values
+
+
+def check_training_range(X):
+    """Reject features too large for float32 training, naming the columns."""
+    max_abs = np.abs(X).max(axis=0) if X.size else np.zeros(X.shape[1])
+    cols = np.flatnonzero(max_abs > MAX_ABS_TRAINING_INPUT)
+    if len(cols):
+        raise ValueError(
+            f"X contains values too large to train on: |x| up to "
+            f"{max_abs[cols].max():.3g} in column(s) {cols[:10].tolist()} "
+            f"(limit {MAX_ABS_TRAINING_INPUT:.0e}; training runs in float32). "
+            "Rescale these features, e.g. with np.log1p or "
+            "sklearn.preprocessing.RobustScaler."
+        )
+
+
+def warn_if_unstandardized(X):
+    """Warn, naming columns, when features are far from zero mean, unit scale."""
+    if X.shape[0] < 2:
+        return
+    mean = np.mean(X, axis=0)
+    std = np.std(X, axis=0)
+    # Loose bounds: only scales that slow or destabilise training are flagged.
+    off = (
+        (np.abs(mean) > 3 * np.maximum(std, 1.0))
+        | (std > 10)
+        | ((std > 0) & (std < 0.1))
+    )
+    cols = np.flatnonzero(off)
+    if len(cols):
+        warnings.warn(
+            f"Features are not standardised (column(s) {cols[:10].tolist()} have "
+            "a mean or standard deviation far from 0 and 1) and "
+            "standardize=False. Set standardize=True (the default), or scale "
+            "X first, e.g. make_pipeline(StandardScaler(), CRClassifier(...)).",
+            UserWarning,
+            stacklevel=4,
+        )

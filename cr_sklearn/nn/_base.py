@@ -1,0 +1,257 @@
+"""What the plain and the residual CR networks share (private module).
+
+:class:`BaseCRNetwork` holds the input standardisation, the dropout mask, the
+dispatch of :meth:`~BaseCRNetwork.forward_stream` on its ``directions`` and the
+modes of :meth:`~BaseCRNetwork.input_jacobian`; a subclass writes its layers,
+``forward``, the stream pass and the reverse-mode Jacobian. The number of
+directions the Jacobian stream carries is called ``directions`` throughout
+(``n_directions`` once it is a count).
+"""
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+__all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
+
+
+@dataclass
+class StreamOutput:
+    """What one forward pass through a CR network produced.
+
+    The fields are the constructor's parameters and the attributes alike.
+
+    Parameters
+    ----------
+    output : torch.Tensor of shape (batch, n_outputs)
+        The network output (logits or latent scores).
+    derivatives : list of torch.Tensor of shape (batch, width_l)
+        ``phi'(z_l)`` of every activated layer (times the dropout mask in
+        training), or ``None`` entries when not requested.
+    weights : list of torch.Tensor of shape (width_l, width_{l-1})
+        The effective weight matrix of every activated layer, in order.
+    jacobians : list of torch.Tensor of shape (batch, width_l, n_directions) or None
+        Jacobian of each layer output with respect to the (standardised)
+        network input, applied to the directions; the last entry belongs to
+        the output layer. ``None`` when the stream was not requested.
+    n_directions : int
+        Directions the stream carried: ``n_features`` for the exact stream,
+        0 without a stream.
+    """
+
+    output: torch.Tensor
+    derivatives: list
+    weights: list
+    jacobians: list = None
+    n_directions: int = 0
+
+
+def random_directions(
+    batch, n_features, n_directions, *, dtype, device, generator=None
+):
+    """Rademacher directions scaled for unbiased Frobenius-norm estimates.
+
+    Each of the ``n_directions`` directions has entries
+    ``+-1/sqrt(n_directions)``, drawn per sample, so that
+    ``E[||J V||_F^2] = ||J||_F^2`` (Hutchinson's estimator averaged over the
+    draws).
+
+    Parameters
+    ----------
+    batch, n_features, n_directions : int
+        Shape of the result is ``(batch, n_directions, n_features)``.
+    dtype : torch.dtype
+        Of the result.
+    device : torch.device or str
+        Of the result.
+    generator : torch.Generator, optional
+        Source of randomness; the default generator otherwise.
+
+    Returns
+    -------
+    torch.Tensor of shape (batch, n_directions, n_features)
+        Entries ``+-1/sqrt(n_directions)``.
+    """
+    signs = torch.randint(
+        0, 2, (batch, n_directions, n_features), generator=generator, device=device
+    )
+    return (2.0 * signs.to(dtype) - 1.0) / (n_directions**0.5)
+
+
+class BaseCRNetwork(nn.Module):
+    """Base of the CR networks: standardisation, dropout, stream and Jacobians.
+
+    A subclass builds its layers after calling this constructor and
+    implements ``forward(x)``, ``_stream_pass`` (the values, derivatives and
+    Jacobians of one pass on standardised inputs) and ``_reverse_jacobian``.
+
+    Parameters
+    ----------
+    n_features : int
+        Input dimension ``d``.
+    n_outputs : int
+        Output dimension.
+    dropout : float, default=0.0
+        Dropout probability after each activated layer (training only).
+
+    Attributes
+    ----------
+    no_decay_patterns : tuple of str
+        :func:`fnmatch.fnmatch` patterns of the parameter names that take no
+        weight decay (biases, polynomial coefficients, normalisation gains):
+        they have their own natural scale. Class attribute.
+    input_mean, input_scale : torch.Tensor of shape (n_features,)
+        Buffers of the input standardisation ``(x - mean) / scale``.
+
+    Notes
+    -----
+    Inputs are standardised inside the module (identity until
+    :meth:`set_input_scaling` is called). Penalties act on the Jacobian with
+    respect to the standardised input; :meth:`input_jacobian` returns the
+    Jacobian with respect to the raw input.
+    """
+
+    no_decay_patterns = ("*bias", "*coefficients", "*norm.gain")
+
+    def __init__(self, n_features, n_outputs, dropout=0.0):
+        super().__init__()
+        self.n_features = int(n_features)
+        self.n_outputs = int(n_outputs)
+        self.dropout = float(dropout)
+        self.register_buffer("input_mean", torch.zeros(self.n_features))
+        self.register_buffer("input_scale", torch.ones(self.n_features))
+
+    def set_input_scaling(self, mean, scale):
+        """Set the standardisation ``(x - mean) / scale`` applied to inputs.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n_features,)
+            Subtracted from each raw input.
+        scale : array-like of shape (n_features,)
+            Divides each centred input; no zeros.
+
+        Returns
+        -------
+        self : BaseCRNetwork
+            The network, rescaled in place.
+        """
+        with torch.no_grad():
+            self.input_mean.copy_(torch.as_tensor(mean, dtype=self.input_mean.dtype))
+            self.input_scale.copy_(torch.as_tensor(scale, dtype=self.input_scale.dtype))
+        return self
+
+    def _standardise(self, x):
+        return (x - self.input_mean) / self.input_scale
+
+    def _dropout_mask(self, h):
+        if not (self.training and self.dropout > 0):
+            return None
+        keep = torch.rand_like(h) >= self.dropout
+        return keep.to(h.dtype) / (1.0 - self.dropout)
+
+    def forward_stream(self, x, directions=None, *, derivatives=True, rows=None):
+        """Forward pass that also returns derivatives and, optionally, Jacobians.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+        directions : {None, "exact"}, int or torch.Tensor, default=None
+            What the Jacobian stream carries. ``None``: no stream.
+            ``"exact"``: the full Jacobian (``n_features`` directions, the
+            identity). An int ``k``: ``k`` random Rademacher directions per
+            sample (:func:`random_directions`), scaled so that the expected
+            squared Frobenius norm equals the exact one. A tensor of shape
+            ``(batch or 1, k, n_features)``: these directions (with ``rows``,
+            one per selected row, or 1).
+        derivatives : bool, default=True
+            Keep ``phi'(z_l)`` of every activated layer (needed by the local
+            penalty).
+        rows : torch.Tensor of int64, optional
+            Carry the Jacobian stream for these rows of ``x`` only (values and
+            derivatives are computed for every row). The Jacobians then have
+            ``len(rows)`` on their batch axis; a uniformly random subset makes
+            a batch-mean penalty an unbiased estimate of the full one.
+
+        Returns
+        -------
+        StreamOutput
+            Output, derivatives, weights and (optionally) Jacobians.
+        """
+        h = self._standardise(x)
+        exact = isinstance(directions, str)
+        if exact and directions != "exact":
+            raise ValueError(
+                f"directions must be None, 'exact', an int or a tensor, "
+                f"got {directions!r}."
+            )
+        if exact:
+            directions = None
+        elif directions is not None and not (
+            torch.is_tensor(directions) and directions.dim() == 3
+        ):
+            directions = random_directions(
+                h.shape[0] if rows is None else rows.shape[0],
+                self.n_features,
+                int(directions),
+                dtype=h.dtype,
+                device=h.device,
+            )
+        out, derivs, weights, jacobians = self._stream_pass(
+            h, directions, exact=exact, derivatives=derivatives, rows=rows
+        )
+        if exact:
+            n_directions = self.n_features
+        else:
+            n_directions = 0 if directions is None else directions.shape[1]
+        return StreamOutput(
+            output=out,
+            derivatives=derivs if derivatives else [None] * len(derivs),
+            weights=weights,
+            jacobians=jacobians,
+            n_directions=n_directions,
+        )
+
+    def _stream_pass(self, h, directions, *, exact, derivatives, rows):
+        """One pass on standardised ``h``: ``(output, derivs, weights, jacobians)``.
+
+        ``directions`` is a tensor or ``None``; ``exact`` asks for the
+        identity's stream. ``jacobians`` is ``None`` without a stream.
+        """
+        raise NotImplementedError
+
+    def _reverse_jacobian(self, x):
+        """``d output / d standardised input`` by the transposed chain rule."""
+        raise NotImplementedError
+
+    def input_jacobian(self, x, *, mode="auto"):
+        """Jacobian of the output with respect to the raw input.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+        mode : {"auto", "forward", "reverse"}, default="auto"
+            ``"forward"`` carries the exact stream (cost grows with
+            ``n_features``); ``"reverse"`` pulls each output back through the
+            transposed chain rule with the same closed-form derivatives (cost
+            grows with ``n_outputs``). ``"auto"`` picks the cheaper one.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_outputs, n_features)
+            ``d output / d x`` for each sample.
+        """
+        if mode == "auto":
+            mode = "reverse" if self.n_outputs < self.n_features else "forward"
+        if mode == "forward":
+            jac = self.forward_stream(x, "exact", derivatives=False).jacobians[-1]
+        elif mode == "reverse":
+            jac = self._reverse_jacobian(x)
+        else:
+            raise ValueError(
+                f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"
+            )
+        return jac / self.input_scale

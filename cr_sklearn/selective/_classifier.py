@@ -1,0 +1,530 @@
+"""SelectiveClassifier: cross-fitted confidence and a guaranteed-risk threshold."""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy import stats
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    _fit_context,
+    clone,
+)
+from sklearn.linear_model import LogisticRegression, PoissonRegressor
+from sklearn.model_selection import check_cv
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from ._metrics import _sample_losses, aurc_score
+from ._signals import _check_signals, _resolve_loss, confidence_signals
+
+__all__ = ["SelectiveClassifier"]
+
+
+# -- selection with guaranteed risk (Geifman & El-Yaniv 2017) ----------------
+def _binomial_upper_bound(n_events, n, delta):
+    """Largest ``b`` with ``P(Binomial(n, b) <= n_events) >= delta``.
+
+    The one-sided (Clopper-Pearson) upper confidence bound on a rate from
+    ``n_events`` events in ``n`` trials: the ``B*`` of Geifman & El-Yaniv.
+    """
+    if n == 0 or n_events >= n:
+        return 1.0
+    return float(stats.beta.ppf(1.0 - delta, n_events + 1, n - n_events))
+
+
+def _risk_bound(losses, delta, n_levels):
+    """Upper confidence bound (level ``1 - delta``) on the mean of ``losses``.
+
+    ``losses`` take values in ``{0, 1, ..., n_levels}``; the mean is the sum
+    over ``t`` of ``P(loss >= t)``, each bounded by the binomial tail at
+    ``delta / n_levels`` (a union bound; exactly the binomial bound for the
+    zero-one loss).
+    """
+    n = len(losses)
+    return sum(
+        _binomial_upper_bound(int(np.sum(losses >= t)), n, delta / n_levels)
+        for t in range(1, n_levels + 1)
+    )
+
+
+def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=1):
+    """The SGR algorithm: a threshold whose selective risk is at most the target.
+
+    Binary search over the sorted ``confidence`` for the lowest threshold
+    (the largest coverage) whose risk bound at level ``delta / k`` is below
+    ``target_risk``, ``k = ceil(log2(m))`` tested thresholds (Geifman &
+    El-Yaniv, "Selective classification for deep neural networks", NeurIPS
+    2017, Algorithm 1). With probability at least ``1 - delta`` over the
+    draw of the ``m`` i.i.d. samples, the selective risk of the returned
+    threshold on new data from the same distribution is at most the
+    returned bound.
+
+    Returns
+    -------
+    threshold : float
+        Accept ``confidence >= threshold``; ``inf`` when no tested threshold
+        meets the target.
+    bound : float
+        The risk bound at that threshold (``nan`` if none).
+    """
+    m = len(losses)
+    order = np.sort(confidence)
+    n_steps = max(1, math.ceil(math.log2(m))) if m > 1 else 1
+    level = delta / n_steps
+    z_min, z_max = 0, m - 1
+    best = (np.inf, np.nan)
+    for _ in range(n_steps):
+        z = math.ceil((z_min + z_max) / 2)
+        threshold = order[z]
+        kept = losses[confidence >= threshold]
+        bound = _risk_bound(kept, level, n_levels)
+        if bound < target_risk:
+            if threshold < best[0]:
+                best = (float(threshold), float(bound))
+            z_max = z
+        else:
+            z_min = z
+    return best
+
+
+# -- the combiner ------------------------------------------------------------
+def _fit_combiner(signals, losses, loss):
+    """Fit signals -> confidence; ``None`` when the losses do not vary."""
+    if np.ptp(losses) == 0:
+        return None
+    if loss == "zero_one":
+        model = LogisticRegression()
+        target = losses == 0
+    else:
+        model = PoissonRegressor(alpha=1e-4, max_iter=1000)
+        target = losses
+    return make_pipeline(StandardScaler(), model).fit(signals, target)
+
+
+def _combine(combiner, signals, reference):
+    """Confidence from the combiner (higher = trusted more).
+
+    Zero-one loss: the predicted probability of a correct prediction.
+    Absolute loss: minus the predicted absolute error. Without a combiner
+    (constant losses), the mean of the signals standardised on
+    ``reference``.
+    """
+    if combiner is None:
+        scale = reference.std(axis=0)
+        scale[~(scale > 0)] = 1.0
+        return ((signals - reference.mean(axis=0)) / scale).mean(axis=1)
+    if hasattr(combiner, "predict_proba"):
+        proba = combiner.predict_proba(signals)
+        return proba[:, list(combiner.classes_).index(True)]
+    return -combiner.predict(signals)
+
+
+def _fold(estimator, X, y, train, test, signals, loss, n_passes, seed):
+    """Fit on ``train``; predictions and signals on ``test``."""
+    fitted = clone(estimator).fit(_safe_indexing(X, train), _safe_indexing(y, train))
+    X_test = _safe_indexing(X, test)
+    names = _check_signals(signals, fitted, loss)
+    values = confidence_signals(
+        fitted, X_test, names, loss=loss, n_passes=n_passes, random_state=seed
+    )
+    return fitted.predict(X_test), names, np.column_stack(list(values.values()))
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, attr)
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Predict, and say which predictions to trust: a selective classifier.
+
+    A cross-fitted meta-estimator around any classifier (or
+    :class:`~cr_sklearn.CROrdinalRegressor`):
+
+    1. For each of the ``cv`` folds, the base estimator is fitted on the
+       other folds and its confidence signals (:func:`confidence_signals`)
+       and predictions are taken on the held-out fold.
+    2. A combiner learns, from those out-of-fold signals, which predictions
+       are right: a logistic regression of correctness on the standardised
+       signals (for the absolute loss of an ordinal model, a Poisson
+       regression of the absolute error). Its output is the
+       :meth:`confidence`.
+    3. With ``target_risk``, a rejection threshold is chosen on the
+       out-of-fold confidences (each from a combiner fitted on the other
+       folds) by selection with guaranteed risk (SGR; Geifman & El-Yaniv,
+       2017): a binary search for the largest coverage whose binomial upper
+       confidence bound on the selective risk, at level ``1 - delta``, is
+       below ``target_risk``.
+    4. The base estimator is refitted on all the data (``estimator_``).
+
+    :meth:`predict` and :meth:`predict_proba` are the refitted estimator's;
+    :meth:`predict_selective` also returns which predictions are accepted
+    (``confidence(X) >= threshold_``).
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A classifier with ``predict`` (and ``predict_proba`` for the
+        probability signals), e.g. :class:`~cr_sklearn.CRClassifier`, or a
+        :class:`~cr_sklearn.CROrdinalRegressor`.
+    signals : "auto", str or list of str, default="auto"
+        The signals to combine; see :func:`confidence_signals` (``"auto"``
+        takes every signal the fitted estimator offers).
+    cv : int, cross-validation generator or iterable, default=5
+        The cross-fitting splits, as in
+        :func:`~sklearn.model_selection.cross_validate` (an int is a
+        :class:`~sklearn.model_selection.StratifiedKFold`).
+    target_risk : float or None, default=None
+        The selective risk to guarantee: an error rate for the zero-one loss,
+        a mean absolute error in ranks for ordinal models. ``None`` chooses
+        no threshold: every prediction is accepted, and ``risk_bound_`` is
+        the bound at full coverage.
+    delta : float, default=0.05
+        The guarantee holds with probability at least ``1 - delta`` over the
+        draw of the training data.
+    loss : {"auto", "zero_one", "absolute"}, default="auto"
+        The risk. ``"auto"``: for ordinal models (those with
+        ``predict_cumulative_proba``, like
+        :class:`~cr_sklearn.CROrdinalRegressor`) the absolute error of the
+        predicted (median) class in ranks, positions in ``classes_``, and
+        the probability signal is then the predicted mass within one class
+        of the prediction; the zero-one loss otherwise.
+    n_passes : int, default=30
+        Forward passes of the ``"mc_dropout"`` signal.
+    n_jobs : int, default=None
+        Folds fitted in parallel (joblib).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the ``"mc_dropout"`` signal (the base estimator's own
+        randomness is its own parameter).
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The base estimator fitted on all the data.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (of ``estimator_``).
+    signals_ : list of str
+        The signals combined, in the column order of ``cv_signals_``.
+    loss_ : str
+        ``"zero_one"`` or ``"absolute"``.
+    combiner_ : Pipeline or None
+        Standardisation and the logistic (or Poisson) regression fitted on
+        all the out-of-fold signals; ``None`` if every out-of-fold loss was
+        the same (the confidence is then the mean standardised signal).
+    threshold_ : float
+        Predictions with ``confidence(X) >= threshold_`` are accepted:
+        ``-inf`` without ``target_risk``, ``inf`` (with a warning) when no
+        threshold meets it.
+    risk_bound_ : float
+        The upper confidence bound on the selective risk at ``threshold_``
+        (``nan`` when nothing is accepted).
+    coverage_ : float
+        Share of the out-of-fold predictions accepted at ``threshold_``.
+    cv_risk_ : float
+        Their empirical selective risk (``nan`` when none is accepted).
+    cv_signals_ : ndarray of shape (n_samples, n_signals)
+        The out-of-fold signals.
+    cv_confidence_ : ndarray of shape (n_samples,)
+        The out-of-fold confidence used to choose the threshold.
+    cv_loss_ : ndarray of shape (n_samples,)
+        The out-of-fold loss of each prediction.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit, when ``X`` has them.
+
+    See Also
+    --------
+    confidence_signals : The signals combined here.
+    RiskCoverageDisplay : Plot the risk-coverage curve of the confidence.
+
+    Notes
+    -----
+    The guarantee is exact for a model trained like the fold models (on
+    ``(cv - 1) / cv`` of the data) applied to new i.i.d. data. The refitted
+    ``estimator_`` is trained on more data, which usually lowers its risk,
+    but it is not the model the bound was computed for.
+
+    :meth:`score` returns minus the AURC of :meth:`confidence` (greater is
+    better), so that a grid search over ``signals`` picks the best ranking;
+    the accuracy of the predictions is the base estimator's.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from cr_sklearn import SelectiveClassifier
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> selective = SelectiveClassifier(
+    ...     LogisticRegression(), signals=["max_proba", "margin"], target_risk=0.1
+    ... ).fit(X, y)
+    >>> y_pred, accepted = selective.predict_selective(X)
+    >>> bool(selective.risk_bound_ < 0.1), accepted.dtype
+    (True, dtype('bool'))
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "signals": [str, list, tuple],
+        "cv": ["cv_object"],
+        "target_risk": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "loss": [StrOptions({"auto", "zero_one", "absolute"})],
+        "n_passes": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        signals="auto",
+        cv=5,
+        target_risk=None,
+        delta=0.05,
+        loss="auto",
+        n_passes=30,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.signals = signals
+        self.cv = cv
+        self.target_risk = target_risk
+        self.delta = delta
+        self.loss = loss
+        self.n_passes = n_passes
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Cross-fit the signals, fit the combiner and the threshold, refit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, passed to the base estimator as it is.
+        y : array-like of shape (n_samples,)
+            Target labels.
+
+        Returns
+        -------
+        self : SelectiveClassifier
+            The fitted estimator.
+        """
+        if self.signals != "auto":
+            _check_signals(self.signals)
+        validate_data(self, X, skip_check_array=True)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        check_consistent_length(X, y)
+        loss = _resolve_loss(self.estimator, self.loss)
+        splits = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        seeds = check_random_state(self.random_state).randint(
+            np.iinfo(np.int32).max, size=len(splits) + 1
+        )
+        jobs = [
+            delayed(_fold)(
+                self.estimator, X, y, train, test, self.signals, loss,
+                self.n_passes, seed,
+            )
+            for (train, test), seed in zip(splits, seeds[:-1], strict=True)
+        ]
+        jobs.append(delayed(clone(self.estimator).fit)(X, y))
+        *folds, self.estimator_ = Parallel(n_jobs=self.n_jobs)(jobs)
+        self.classes_ = self.estimator_.classes_
+        self.loss_ = loss
+        self._mc_seed = int(seeds[-1])
+        names = {tuple(names) for _, names, _ in folds}
+        if len(names) != 1:
+            raise ValueError(
+                f"The folds' models offer different signals ({sorted(names)}): "
+                "pass signals explicitly."
+            )
+        self.signals_ = list(names.pop())
+        n = len(y)
+        test_rows = np.concatenate([test for _, test in splits])
+        if not np.array_equal(np.sort(test_rows), np.arange(n)):
+            raise ValueError(
+                "cv must put every sample in exactly one test fold (a partition, "
+                "like KFold): the threshold is chosen on out-of-fold predictions."
+            )
+        inverse = np.argsort(test_rows)
+        y_pred = np.concatenate([pred for pred, _, _ in folds])[inverse]
+        self.cv_signals_ = np.vstack([values for _, _, values in folds])[inverse]
+        labels = self.classes_ if loss == "absolute" else None
+        self.cv_loss_ = _sample_losses(y, y_pred, loss, labels)
+        if not np.all(np.isfinite(self.cv_signals_)):
+            raise ValueError(
+                "The out-of-fold signals contain non-finite values: check the "
+                "base estimator's predictions."
+            )
+        # The threshold is chosen on confidences each from a combiner that did
+        # not see its sample: held out for the base model and the combiner.
+        self.cv_confidence_ = np.empty(n)
+        for _, test in splits:
+            rest = np.setdiff1d(np.arange(n), test)
+            combiner = _fit_combiner(self.cv_signals_[rest], self.cv_loss_[rest], loss)
+            self.cv_confidence_[test] = _combine(
+                combiner, self.cv_signals_[test], self.cv_signals_[rest]
+            )
+        self.combiner_ = _fit_combiner(self.cv_signals_, self.cv_loss_, loss)
+        self._choose_threshold(loss)
+        return self
+
+    def _choose_threshold(self, loss):
+        n_levels = 1 if loss == "zero_one" else max(1, len(self.classes_) - 1)
+        if self.target_risk is None:
+            self.threshold_ = -np.inf
+            self.risk_bound_ = _risk_bound(self.cv_loss_, self.delta, n_levels)
+        else:
+            self.threshold_, self.risk_bound_ = _guaranteed_risk_threshold(
+                self.cv_confidence_,
+                self.cv_loss_,
+                self.target_risk,
+                self.delta,
+                n_levels,
+            )
+            if not np.isfinite(self.threshold_):
+                warnings.warn(
+                    f"No threshold meets target_risk={self.target_risk} at "
+                    f"delta={self.delta} on {len(self.cv_loss_)} out-of-fold "
+                    "predictions: every prediction is rejected. Raise "
+                    "target_risk or delta, or fit on more data.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        kept = self.cv_confidence_ >= self.threshold_
+        self.coverage_ = float(kept.mean())
+        self.cv_risk_ = float(self.cv_loss_[kept].mean()) if kept.any() else np.nan
+
+    def predict(self, X):
+        """Predictions of the refitted base estimator (none rejected).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels; see :meth:`predict_selective` for which to
+            trust.
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the refitted base estimator.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict_proba(X)
+
+    def confidence(self, X):
+        """The combined confidence in each prediction (higher = trust more).
+
+        For the zero-one loss, the combiner's probability that the
+        prediction is right; for the absolute loss, minus its expected
+        absolute error in ranks.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        confidence : ndarray of shape (n_samples,)
+            Compare with ``threshold_``.
+        """
+        check_is_fitted(self)
+        values = confidence_signals(
+            self.estimator_,
+            X,
+            self.signals_,
+            loss=self.loss_,
+            n_passes=self.n_passes,
+            random_state=self._mc_seed,
+        )
+        signals = np.column_stack(list(values.values()))
+        return _combine(self.combiner_, signals, self.cv_signals_)
+
+    def predict_selective(self, X):
+        """Predictions and whether each is accepted.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels (as :meth:`predict`).
+        accepted : ndarray of shape (n_samples,) of bool
+            ``confidence(X) >= threshold_``: the predictions covered by the
+            risk guarantee; the others are to be deferred (to a person, a
+            second model, more data).
+        """
+        return self.predict(X), self.confidence(X) >= self.threshold_
+
+    def score(self, X, y, sample_weight=None):
+        """Minus the AURC of :meth:`confidence` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            ``-aurc_score(y, predict(X), confidence(X))`` with the loss of
+            ``loss_``: greater is better.
+        """
+        labels = self.classes_ if self.loss_ == "absolute" else None
+        return -aurc_score(
+            y,
+            self.predict(X),
+            self.confidence(X),
+            sample_weight=sample_weight,
+            loss=self.loss_,
+            labels=labels,
+        )

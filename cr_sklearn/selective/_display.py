@@ -1,0 +1,376 @@
+"""RiskCoverageDisplay: risk-coverage curves of several signals on one axis."""
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from ._metrics import _area, _check_confidence, _curve, _prepare
+from ._signals import _resolve_loss, confidence_signals
+
+__all__ = ["RiskCoverageDisplay"]
+
+_LABELS = {
+    "max_proba": "max probability",
+    "margin": "margin",
+    "input_sensitivity": "input sensitivity",
+    "input_distance": "input distance",
+    "mc_dropout": "MC dropout",
+    "gradient_norm": "gradient norm",
+    "confidence": "combined confidence",
+}
+_ORDINAL_LABELS = {"max_proba": "mass within one class"}
+_RISK_LABELS = {
+    "zero_one": "risk: error rate of the kept",
+    "absolute": "risk: mean absolute error (ranks)",
+}
+# Coverage grid on which the exact curve is drawn (plus every group end).
+_GRID = np.linspace(0.0, 1.0, 401)[1:]
+
+
+def _risk_at(coverage, risk, grid):
+    """The exact risk of the curve ``(coverage, risk)`` at ``grid`` in (0, 1].
+
+    Inside a tie group the kept share grows at the group's mean loss, as in
+    :func:`~cr_sklearn.aurc_score`, so the area under the drawn line is the
+    AURC.
+    """
+    share = risk * coverage
+    k = np.minimum(np.searchsorted(coverage, grid), len(coverage) - 1)
+    a = np.where(k > 0, coverage[np.maximum(k - 1, 0)], 0.0)
+    before = np.where(k > 0, share[np.maximum(k - 1, 0)], 0.0)
+    mean = (share[k] - before) / (coverage[k] - a)
+    return (before + mean * (grid - a)) / grid
+
+
+def _dense(coverage, risk):
+    """``(x, y)`` of the drawn curve: from coverage 0 to 1, exact in between."""
+    grid = np.union1d(_GRID, coverage)
+    values = _risk_at(coverage, risk, grid)
+    # At coverage 0 the risk is the limit inside the first group: its mean.
+    return np.concatenate([[0.0], grid]), np.concatenate([[values[0]], values])
+
+
+def _model_name(estimator):
+    if isinstance(estimator, Pipeline):
+        estimator = estimator[-1]
+    return type(estimator).__name__
+
+
+class RiskCoverageDisplay:
+    """Risk-coverage curves: the risk of the kept predictions at each coverage.
+
+    Each curve rejects the predictions of lowest confidence first (see
+    :func:`~cr_sklearn.risk_coverage_curve`); a lower curve (and AURC, in
+    the legend) ranks the errors later. Two references share the axis: the
+    **oracle** ordering (errors last, the lowest possible curve) and a
+    **random** ordering (a flat line at the overall risk). Several signals
+    of one model go on one axis; call :meth:`from_estimator` again with
+    ``ax=display.ax_`` to add another model. Build it with
+    :meth:`from_estimator` or :meth:`from_predictions`.
+
+    Parameters
+    ----------
+    coverage : dict of str to ndarray
+        Coverage of each curve, by signal name (as returned by
+        :func:`~cr_sklearn.risk_coverage_curve`).
+    risk : dict of str to ndarray
+        Risk of each curve, by signal name.
+    aurc : dict of str to float, default=None
+        AURC of each curve, shown in the legend.
+    oracle : tuple of (ndarray, ndarray), default=None
+        ``(coverage, risk)`` of the oracle ordering.
+    random_risk : float, default=None
+        Risk at full coverage: the expected curve of a random ordering.
+    estimator_name : str, default=None
+        Prefix of the legend labels.
+    loss : {"zero_one", "absolute"}, default="zero_one"
+        The risk drawn, for the axis label.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes with the curves.
+    figure_ : matplotlib Figure
+        Figure containing the axes.
+    line_ : matplotlib Line2D
+        The curve of the first signal.
+    lines_ : dict of str to matplotlib Line2D
+        The curve of each signal.
+    oracle_line_ : matplotlib Line2D or None
+        The oracle reference, when drawn.
+    random_line_ : matplotlib Line2D or None
+        The random reference, when drawn.
+
+    See Also
+    --------
+    cr_sklearn.risk_coverage_curve : The curves drawn here.
+    cr_sklearn.confidence_signals : The signals of :meth:`from_estimator`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from cr_sklearn import RiskCoverageDisplay
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = LogisticRegression().fit(X, y)
+    >>> display = RiskCoverageDisplay.from_estimator(clf, X, y)
+    >>> list(display.lines_)
+    ['max_proba', 'gradient_norm']
+    """
+
+    def __init__(
+        self,
+        *,
+        coverage,
+        risk,
+        aurc=None,
+        oracle=None,
+        random_risk=None,
+        estimator_name=None,
+        loss="zero_one",
+    ):
+        self.coverage = coverage
+        self.risk = risk
+        self.aurc = aurc
+        self.oracle = oracle
+        self.random_risk = random_risk
+        self.estimator_name = estimator_name
+        self.loss = loss
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_pred,
+        confidence,
+        *,
+        sample_weight=None,
+        loss="zero_one",
+        labels=None,
+        name=None,
+        plot_oracle=True,
+        plot_random=True,
+        ax=None,
+    ):
+        """Plot the risk-coverage curves of given confidences.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True labels.
+        y_pred : array-like of shape (n_samples,)
+            Predicted labels.
+        confidence : array-like of shape (n_samples,) or dict of str to \
+                array-like
+            One confidence per sample (higher = kept longer), or several by
+            name, one curve each.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+        loss : {"zero_one", "absolute"}, default="zero_one"
+            The per-sample loss; see :func:`~cr_sklearn.risk_coverage_curve`.
+        labels : array-like of shape (n_classes,), default=None
+            The order of the labels for ``loss="absolute"``.
+        name : str, default=None
+            Prefix of the legend labels (e.g. the model's name).
+        plot_oracle : bool, default=True
+            Draw the oracle ordering.
+        plot_random : bool, default=True
+            Draw the random ordering.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+
+        Returns
+        -------
+        display : RiskCoverageDisplay
+            The plotted display.
+        """
+        if not isinstance(confidence, dict):
+            confidence = {"confidence": confidence}
+        if not confidence:
+            raise ValueError("confidence must not be an empty dict.")
+        losses = weight = None
+        coverage, risk, aurc = {}, {}, {}
+        for key, values in confidence.items():
+            if losses is None:
+                losses, values, weight = _prepare(
+                    y_true, y_pred, values, sample_weight, loss, labels
+                )
+            else:
+                values = _check_confidence(values, len(losses))
+            cov, share, _ = _curve(losses, values, weight)
+            coverage[key], risk[key] = cov, share / cov
+            aurc[key] = _area(cov, share)
+        cov, share, _ = _curve(losses, -losses, weight)
+        display = cls(
+            coverage=coverage,
+            risk=risk,
+            aurc=aurc,
+            oracle=(cov, share / cov),
+            random_risk=float(share[-1]),
+            estimator_name=name,
+            loss=loss,
+        )
+        return display.plot(ax=ax, plot_oracle=plot_oracle, plot_random=plot_random)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        signals="auto",
+        sample_weight=None,
+        loss="auto",
+        name=None,
+        n_passes=30,
+        random_state=0,
+        plot_oracle=True,
+        plot_random=True,
+        ax=None,
+    ):
+        """Plot the risk-coverage curves of a fitted estimator's signals.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            A classifier, an ordinal model, a pipeline ending in one, or a
+            :class:`~cr_sklearn.SelectiveClassifier`.
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        signals : "auto", str or list of str, default="auto"
+            Signals of :func:`~cr_sklearn.confidence_signals`, one curve
+            each.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+        loss : {"auto", "zero_one", "absolute"}, default="auto"
+            The per-sample loss; ``"auto"`` is the absolute error in ranks
+            for ordinal models, the zero-one loss otherwise.
+        name : str, default=None
+            Prefix of the legend labels; the class name of the model when
+            ``ax`` already holds curves, none otherwise.
+        n_passes : int, default=30
+            Forward passes of the ``"mc_dropout"`` signal.
+        random_state : int, RandomState instance or None, default=0
+            Seeds the ``"mc_dropout"`` signal.
+        plot_oracle : bool, default=True
+            Draw the oracle ordering of this model's predictions.
+        plot_random : bool, default=True
+            Draw the random ordering of this model's predictions.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+
+        Returns
+        -------
+        display : RiskCoverageDisplay
+            The plotted display.
+        """
+        loss = _resolve_loss(estimator, loss)
+        values = confidence_signals(
+            estimator,
+            X,
+            signals,
+            loss=loss,
+            n_passes=n_passes,
+            random_state=random_state,
+        )
+        labels = getattr(estimator, "classes_", None) if loss == "absolute" else None
+        if name is None and ax is not None and ax.lines:
+            name = _model_name(estimator)
+        return cls.from_predictions(
+            y,
+            estimator.predict(X),
+            values,
+            sample_weight=sample_weight,
+            loss=loss,
+            labels=labels,
+            name=name,
+            plot_oracle=plot_oracle,
+            plot_random=plot_random,
+            ax=ax,
+        )
+
+    def _label(self, text):
+        return f"{self.estimator_name}: {text}" if self.estimator_name else text
+
+    def plot(self, ax=None, *, plot_oracle=True, plot_random=True, line_kw=None):
+        """Draw the curves, the references and a legend beside the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure (constrained layout, room for the
+            legend on the right) when None.
+        plot_oracle : bool, default=True
+            Draw the oracle ordering (when the display has it).
+        plot_random : bool, default=True
+            Draw the random ordering (when the display has it).
+        line_kw : dict, default=None
+            Extra keyword arguments of ``Axes.plot`` for the signal curves.
+
+        Returns
+        -------
+        self : RiskCoverageDisplay
+            With ``ax_``, ``figure_``, ``line_``, ``lines_``,
+            ``oracle_line_`` and ``random_line_`` set.
+        """
+        import matplotlib.pyplot as plt
+
+        if not self.coverage:
+            raise ValueError("The display has no curve to plot.")
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
+        # Reference lines already on the axes (from another model's display).
+        n_before = sum(
+            1 for line in ax.lines if line.get_gid() == "risk_coverage_oracle"
+        )
+        names = _ORDINAL_LABELS if self.loss == "absolute" else {}
+        kw = {"linewidth": 1.8}
+        kw.update(line_kw or {})
+        self.lines_ = {}
+        for key, coverage in self.coverage.items():
+            x, y = _dense(np.asarray(coverage), np.asarray(self.risk[key]))
+            text = names.get(key, _LABELS.get(key, key))
+            if self.aurc is not None and key in self.aurc:
+                text = f"{text} (AURC {self.aurc[key]:.3f})"
+            (self.lines_[key],) = ax.plot(x, y, label=self._label(text), **kw)
+        self.line_ = next(iter(self.lines_.values()))
+        greys = ["0.15", "0.45", "0.6", "0.75"]
+        grey = greys[min(n_before, len(greys) - 1)]
+        self.oracle_line_ = self.random_line_ = None
+        if plot_oracle and self.oracle is not None:
+            cov, risk = (np.asarray(v) for v in self.oracle)
+            x, y = _dense(cov, risk)
+            text = f"oracle (AURC {_area(cov, risk * cov):.3f})"
+            (self.oracle_line_,) = ax.plot(
+                x, y, color=grey, linestyle="--", linewidth=1.2, label=self._label(text)
+            )
+            self.oracle_line_.set_gid("risk_coverage_oracle")
+        if plot_random and self.random_risk is not None:
+            text = f"random (AURC {self.random_risk:.3f})"
+            self.random_line_ = ax.axhline(
+                self.random_risk,
+                color=grey,
+                linestyle=":",
+                linewidth=1.2,
+                label=self._label(text),
+            )
+            self.random_line_.set_gid("risk_coverage_random")
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(bottom=0.0)
+        ax.set_xlabel("coverage: share of predictions kept")
+        ax.set_ylabel(_RISK_LABELS.get(self.loss, "risk"))
+        ax.grid(True, alpha=0.3)
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0.0,
+            frameon=False,
+            fontsize="small",
+        )
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self

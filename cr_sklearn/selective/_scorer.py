@@ -1,0 +1,142 @@
+"""AURC as a scikit-learn scorer (greater is better, so negated)."""
+
+import numbers
+
+import numpy as np
+
+from ._metrics import _check_loss_option, aurc_score, eaurc_score
+from ._signals import SIGNALS, _resolve_loss, confidence_signals
+
+__all__ = ["make_aurc_scorer", "neg_aurc_scorer"]
+
+
+class _AURCScorer:
+    """``scorer(estimator, X, y) -> -AURC`` of one confidence signal."""
+
+    def __init__(self, signal, excess, loss, n_passes, random_state):
+        self.signal = signal
+        self.excess = excess
+        self.loss = loss
+        self.n_passes = n_passes
+        self.random_state = random_state
+
+    def _confidence(self, estimator, X):
+        if callable(self.signal):
+            return np.asarray(self.signal(estimator, X), dtype=np.float64)
+        (values,) = confidence_signals(
+            estimator,
+            X,
+            [self.signal],
+            loss=self.loss,
+            n_passes=self.n_passes,
+            random_state=self.random_state,
+        ).values()
+        return values
+
+    def __call__(self, estimator, X, y, sample_weight=None):
+        """Minus the (excess) AURC of ``estimator`` on ``(X, y)``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            The model to score.
+        X : array-like of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            ``-AURC`` (or ``-E-AURC``): greater is better.
+        """
+        loss = _resolve_loss(estimator, self.loss)
+        labels = getattr(estimator, "classes_", None) if loss == "absolute" else None
+        metric = eaurc_score if self.excess else aurc_score
+        value = metric(
+            y,
+            estimator.predict(X),
+            self._confidence(estimator, X),
+            sample_weight=sample_weight,
+            loss=loss,
+            labels=labels,
+        )
+        return -value
+
+    def __repr__(self):
+        signal = getattr(self.signal, "__name__", self.signal)
+        excess = ", excess=True" if self.excess else ""
+        return f"make_aurc_scorer(signal={signal!r}{excess})"
+
+
+def make_aurc_scorer(
+    signal="max_proba", *, excess=False, loss="auto", n_passes=30, random_state=0
+):
+    """A scorer of the AURC of a confidence signal, for model selection.
+
+    ``scorer(estimator, X, y)`` ranks ``estimator.predict(X)`` by the signal
+    and returns minus :func:`aurc_score` (minus :func:`eaurc_score` with
+    ``excess=True``), so that greater is better, as
+    :func:`~sklearn.model_selection.cross_validate` and
+    :class:`~sklearn.model_selection.GridSearchCV` expect. For ordinal
+    models (:class:`~cr_sklearn.CROrdinalRegressor`) the risk is the
+    absolute error in ranks, positions in the estimator's ``classes_``.
+
+    Parameters
+    ----------
+    signal : str or callable, default="max_proba"
+        A signal of :func:`confidence_signals` (e.g. ``"max_proba"``,
+        ``"input_sensitivity"``, ``"confidence"`` for a
+        :class:`SelectiveClassifier`), or a callable ``signal(estimator, X)``
+        returning one confidence per sample (higher = trusted more).
+    excess : bool, default=False
+        Score the excess over the oracle ordering (E-AURC), which does not
+        reward a lower error rate by itself.
+    loss : {"auto", "zero_one", "absolute"}, default="auto"
+        The per-sample loss; ``"auto"`` is ``"absolute"`` for ordinal
+        models and ``"zero_one"`` otherwise.
+    n_passes : int, default=30
+        Forward passes of the ``"mc_dropout"`` signal.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the ``"mc_dropout"`` signal (fixed by default, so that a
+        model's score does not change between calls).
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, sample_weight=None) -> float``.
+
+    See Also
+    --------
+    aurc_score : The metric.
+    neg_aurc_scorer : ``make_aurc_scorer()``, ready made.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_validate
+    >>> from cr_sklearn import make_aurc_scorer
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> scores = cross_validate(
+    ...     LogisticRegression(), X, y, cv=3,
+    ...     scoring={"accuracy": "accuracy", "neg_aurc": make_aurc_scorer()})
+    >>> bool((scores["test_neg_aurc"] <= 0).all())
+    True
+    """
+    if not callable(signal) and (not isinstance(signal, str) or signal not in SIGNALS):
+        raise ValueError(
+            f"signal must be one of {list(SIGNALS)} or a callable, got {signal!r}."
+        )
+    if not isinstance(excess, bool | np.bool_):
+        raise TypeError(f"excess must be a bool, got {excess!r}.")
+    _check_loss_option(loss)
+    if not isinstance(n_passes, numbers.Integral) or n_passes < 2:
+        raise ValueError(f"n_passes must be an integer >= 2, got {n_passes!r}.")
+    return _AURCScorer(signal, bool(excess), loss, int(n_passes), random_state)
+
+
+#: ``make_aurc_scorer()``: minus the AURC of the maximum predicted probability.
+neg_aurc_scorer = make_aurc_scorer()

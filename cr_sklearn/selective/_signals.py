@@ -1,0 +1,354 @@
+"""Confidence signals of fitted estimators: higher means more trusted.
+
+Every signal is oriented the same way (a larger value is a prediction to
+trust more), so that any of them can be passed as the ``confidence`` of
+:func:`~cr_sklearn.risk_coverage_curve`. The estimators are duck-typed
+through their public API: ``predict_proba``, ``predict`` and ``classes_`` for
+every classifier; ``input_sensitivity``, ``input_distance``, ``module_`` and
+``dropout`` for CR estimators; ``predict_cumulative_proba`` marks an ordinal
+model.
+"""
+
+import copy
+import numbers
+
+import numpy as np
+import torch
+from sklearn.pipeline import Pipeline
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .. import gradient_norms
+from ._metrics import _check_loss_option, _positions
+
+__all__ = ["confidence_signals"]
+
+#: Names of the signals :func:`confidence_signals` computes.
+SIGNALS = (
+    "max_proba",
+    "margin",
+    "input_sensitivity",
+    "input_distance",
+    "mc_dropout",
+    "gradient_norm",
+    "confidence",
+)
+# Rows per forward pass of the MC-dropout network (bounded memory).
+_MC_CHUNK_ROWS = 4096
+
+
+def _final_step(estimator):
+    return estimator[-1] if isinstance(estimator, Pipeline) else estimator
+
+
+def _innermost(estimator):
+    """The model that decides the task: through pipelines and meta-estimators."""
+    for _ in range(10):
+        estimator = _final_step(estimator)
+        if hasattr(estimator, "predict_cumulative_proba"):
+            return estimator
+        inner = getattr(estimator, "estimator_", None)
+        if inner is None:
+            inner = getattr(estimator, "estimator", None)
+        if inner is None or isinstance(inner, str):
+            return estimator
+        estimator = inner
+    return estimator
+
+
+def _is_ordinal(estimator):
+    """Whether ``estimator`` (fitted or not) is an ordinal model like CR's."""
+    return hasattr(_innermost(estimator), "predict_cumulative_proba")
+
+
+def _resolve_loss(estimator, loss):
+    """``"auto"``: the absolute (rank) error for ordinal models, else zero-one."""
+    _check_loss_option(loss)
+    if loss != "auto":
+        return loss
+    return "absolute" if _is_ordinal(estimator) else "zero_one"
+
+
+def _is_cr(estimator):
+    return hasattr(estimator, "input_sensitivity") and hasattr(
+        estimator, "input_distance"
+    )
+
+
+def _has_dropout(estimator):
+    dropout = getattr(estimator, "dropout", 0)
+    return isinstance(dropout, numbers.Real) and dropout > 0
+
+
+def _auto_signals(estimator, loss):
+    final = _final_step(estimator)
+    names = []
+    if hasattr(estimator, "confidence"):
+        names.append("confidence")
+    if hasattr(estimator, "predict_proba"):
+        names.append("max_proba")
+        # With two classes the margin 2 p - 1 ranks exactly like p.
+        if loss == "absolute" or len(getattr(estimator, "classes_", ())) != 2:
+            names.append("margin")
+    if _is_cr(final):
+        names += ["input_sensitivity", "input_distance"]
+        if _has_dropout(final):
+            names.append("mc_dropout")
+    elif "confidence" not in names:
+        names.append("gradient_norm")
+    return names
+
+
+def _check_signals(signals, estimator=None, loss="auto"):
+    """A list of signal names (``"auto"`` needs the fitted ``estimator``)."""
+    if isinstance(signals, str):
+        if signals == "auto":
+            if estimator is None:
+                raise ValueError("signals='auto' needs a fitted estimator.")
+            return _auto_signals(estimator, _resolve_loss(estimator, loss))
+        signals = [signals]
+    try:
+        signals = list(signals)
+    except TypeError:
+        raise TypeError(
+            f"signals must be 'auto', a signal name or a list of names, got "
+            f"{signals!r}."
+        ) from None
+    if not signals:
+        raise ValueError("signals must not be empty.")
+    for name in signals:
+        if not isinstance(name, str) or name not in SIGNALS:
+            raise ValueError(
+                f"Unknown signal {name!r}; choose from {list(SIGNALS)} or 'auto'."
+            )
+    if len(set(signals)) != len(signals):
+        raise ValueError(f"signals has duplicates: {signals}.")
+    return signals
+
+
+def _probability_signals(proba, pred, loss, median):
+    """``(max_proba, margin)`` of the predicted positions ``pred``.
+
+    Zero-one loss: the probability of the predicted class, and its excess
+    over the most probable other class. Absolute loss: the mass within one
+    class of the prediction, and the probability distance to changing the
+    prediction (for a median prediction, the distance of the cumulative
+    probabilities around it to 0.5).
+    """
+    n, k = proba.shape
+    rows = np.arange(n)
+    p_pred = proba[rows, pred]
+    others = proba.copy()
+    others[rows, pred] = -np.inf
+    runner_up = others.max(axis=1) if k > 1 else np.zeros(n)
+    if loss == "zero_one":
+        return p_pred, p_pred - runner_up
+    padded = np.pad(proba, ((0, 0), (1, 1)))
+    within_one = padded[rows, pred] + padded[rows, pred + 1] + padded[rows, pred + 2]
+    if not median:
+        return within_one, p_pred - runner_up
+    cumulative = np.cumsum(proba, axis=1)
+    below = np.where(pred > 0, cumulative[rows, np.maximum(pred - 1, 0)], 0.0)
+    at = np.where(pred < k - 1, cumulative[rows, pred], 1.0)
+    return within_one, np.minimum(at - 0.5, 0.5 - below)
+
+
+def _output_proba(final, out):
+    """Class probabilities from the raw network output ``out`` (numpy)."""
+    if hasattr(final, "cutpoints_"):
+        eta = out[:, 0]
+        cumulative = 1.0 / (1.0 + np.exp(-(final.cutpoints_[None, :] - eta[:, None])))
+        bounds = np.hstack([np.zeros((len(eta), 1)), cumulative, np.ones((len(eta), 1))])
+        return np.diff(bounds, axis=1)
+    if out.shape[1] == 1:
+        p1 = 1.0 / (1.0 + np.exp(-out[:, 0]))
+        return np.column_stack([1.0 - p1, p1])
+    shifted = np.exp(out - out.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
+    """Minus the spread of the probability signal over dropout passes."""
+    if not _has_dropout(final):
+        raise ValueError(
+            f"signal 'mc_dropout' needs dropout > 0; {type(final).__name__} was "
+            f"fitted with dropout={getattr(final, 'dropout', None)!r}."
+        )
+    check_is_fitted(final, "module_")
+    X = check_array(X, dtype=np.float64)
+    # A copy in training mode: the fitted module (and its mode) stay as they are.
+    module = copy.deepcopy(final.module_).train()
+    param = next(module.parameters())
+    seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    devices = [param.device.index or 0] if param.device.type == "cuda" else []
+    values = np.empty((n_passes, X.shape[0]))
+    with torch.random.fork_rng(devices=devices), torch.no_grad():
+        # The forked default generator, seeded: reproducible masks, and the
+        # caller's random stream is left untouched.
+        torch.manual_seed(seed)
+        for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
+            sl = slice(start, start + _MC_CHUNK_ROWS)
+            xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
+            for t in range(n_passes):
+                out = module(xb).detach().double().cpu().numpy()
+                proba = _output_proba(final, out)
+                values[t, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
+    return -values.std(axis=0)
+
+
+def _tie_rounding_noise(norms):
+    """Round norms to 9 significant digits of their largest value.
+
+    Finite differences of a model whose gradient norm is constant (a linear
+    model, a tree between its splits) differ in the last bits; rounding makes
+    them the ties they are, instead of a random ordering.
+    """
+    norms = np.asarray(norms, dtype=np.float64)
+    scale = np.max(np.abs(norms)) if norms.size else 0.0
+    if not scale > 0:
+        return norms
+    step = scale * 1e-9
+    return np.round(norms / step) * step
+
+
+def confidence_signals(
+    estimator, X, signals="auto", *, loss="auto", n_passes=30, random_state=None
+):
+    """Per-sample confidence signals of a fitted estimator (higher = trust more).
+
+    Every signal is oriented so that a larger value is a prediction to keep
+    longer, ready for :func:`~cr_sklearn.risk_coverage_curve`:
+
+    - ``"max_proba"``: the predicted probability of the predicted class. For
+      an ordinal model (``loss="absolute"``, the default for
+      :class:`~cr_sklearn.CROrdinalRegressor`) it is the predicted **mass
+      within one class of the prediction**, ``P(|rank(y) - rank(y_pred)| <=
+      1)``, to match the ordinal risk (the absolute error in ranks).
+    - ``"margin"``: how much probability would have to move to change the
+      prediction: the predicted class's probability minus the largest other
+      one; for an ordinal model predicting the median, the distance of the
+      cumulative probabilities on either side of the prediction to 0.5.
+    - ``"input_sensitivity"`` (CR estimators): minus
+      :meth:`~cr_sklearn.CRClassifier.input_sensitivity`, since a lower
+      sensitivity is meant to be more trustworthy.
+    - ``"input_distance"`` (CR estimators): minus
+      :meth:`~cr_sklearn.CRClassifier.input_distance`, the largest z-score
+      against the training data.
+    - ``"mc_dropout"`` (CR estimators fitted with ``dropout > 0``): minus the
+      standard deviation of the ``"max_proba"`` signal of the prediction over
+      ``n_passes`` forward passes of a copy of the fitted ``module_`` in
+      training mode (dropout on), with the torch generator seeded from
+      ``random_state``.
+    - ``"gradient_norm"`` (any model): minus the per-sample input-gradient
+      norm of :func:`~cr_sklearn.gradient_norms` (finite differences for
+      models other than CR's, for which it ranks like
+      ``"input_sensitivity"``), rounded to 9 significant digits of the
+      largest norm so that the constant norm of a linear model is a tie, not
+      a ranking by rounding noise.
+    - ``"confidence"``: the estimator's own ``confidence(X)``, e.g. of
+      :class:`SelectiveClassifier`.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        A classifier, an ordinal model, or a pipeline ending in one (the CR
+        signals are then taken on the input of the last step).
+    X : array-like of shape (n_samples, n_features)
+        Samples.
+    signals : "auto", str or list of str, default="auto"
+        The signals to compute. ``"auto"``: ``"confidence"`` if the estimator
+        has it, the probability signals if it has ``predict_proba`` (without
+        ``"margin"`` for two classes, where it ranks like ``"max_proba"``),
+        and for
+        CR estimators ``"input_sensitivity"``, ``"input_distance"`` and
+        (with dropout) ``"mc_dropout"``; ``"gradient_norm"`` for other models.
+    loss : {"auto", "zero_one", "absolute"}, default="auto"
+        The risk the probability signals should rank for. ``"auto"``:
+        ``"absolute"`` for ordinal models (those with
+        ``predict_cumulative_proba``), ``"zero_one"`` otherwise.
+    n_passes : int, default=30
+        Forward passes of ``"mc_dropout"``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the dropout masks of ``"mc_dropout"``.
+
+    Returns
+    -------
+    signals : dict of str to ndarray of shape (n_samples,)
+        Each signal by name, in the order requested.
+
+    See Also
+    --------
+    risk_coverage_curve : Rank predictions by one of these signals.
+    SelectiveClassifier : A learned combination of the signals.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from cr_sklearn import CRClassifier, confidence_signals
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = CRClassifier((8,), max_iter=20, random_state=0).fit(X, y)
+    >>> list(confidence_signals(clf, X, random_state=0))
+    ['max_proba', 'input_sensitivity', 'input_distance', 'mc_dropout']
+    """
+    check_is_fitted(estimator)
+    loss = _resolve_loss(estimator, loss)
+    names = _check_signals(signals, estimator, loss)
+    if not isinstance(n_passes, numbers.Integral) or n_passes < 2:
+        raise ValueError(f"n_passes must be an integer >= 2, got {n_passes!r}.")
+    final = _final_step(estimator)
+    needs_cr = {"input_sensitivity", "input_distance", "mc_dropout"} & set(names)
+    if needs_cr and not _is_cr(final):
+        raise ValueError(
+            f"signals {sorted(needs_cr)} need a CR estimator (or a pipeline ending "
+            f"in one); {type(final).__name__} has no input_sensitivity."
+        )
+    Xt = X
+    if needs_cr and isinstance(estimator, Pipeline):
+        Xt = estimator[:-1].transform(X)
+    cache = {}
+
+    def predicted_positions():
+        if "pred" not in cache:
+            cache["pred"] = _positions(estimator.classes_, estimator.predict(X))
+        return cache["pred"]
+
+    median = getattr(_innermost(estimator), "prediction", None) == "median"
+
+    def probability(i):
+        if "proba" not in cache:
+            if not hasattr(estimator, "predict_proba"):
+                raise ValueError(
+                    f"{type(final).__name__} has no predict_proba: the signals "
+                    "'max_proba' and 'margin' are not available (try "
+                    "'gradient_norm')."
+                )
+            proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+            cache["proba"] = _probability_signals(
+                proba, predicted_positions(), loss, median
+            )
+        return cache["proba"][i]
+
+    out = {}
+    for name in names:
+        if name == "max_proba":
+            out[name] = probability(0)
+        elif name == "margin":
+            out[name] = probability(1)
+        elif name == "input_sensitivity":
+            out[name] = -np.asarray(final.input_sensitivity(Xt), dtype=np.float64)
+        elif name == "input_distance":
+            out[name] = -np.asarray(final.input_distance(Xt), dtype=np.float64)
+        elif name == "mc_dropout":
+            out[name] = _mc_dropout(
+                final, Xt, predicted_positions(), loss, median, n_passes, random_state
+            )
+        elif name == "gradient_norm":
+            out[name] = -_tie_rounding_noise(gradient_norms(estimator, X))
+        else:  # "confidence"
+            if not hasattr(estimator, "confidence"):
+                raise ValueError(
+                    f"{type(final).__name__} has no confidence method: the "
+                    "signal 'confidence' is not available."
+                )
+            out[name] = np.asarray(estimator.confidence(X), dtype=np.float64)
+    return out
