@@ -418,7 +418,7 @@ def _r_licence(package, licence):
 
 
 _UCI = "CC BY 4.0 (UCI); scikit-learn's copy is BSD-3-Clause"
-_MASS = "GPL-2 | GPL-3"
+_GPL2OR3 = "GPL-2 or GPL-3"
 _GPL2P = "GPL (>= 2)"
 
 # Shapes are of the whole table: rows, columns after the suite's encoding
@@ -572,7 +572,7 @@ TABLES = [
         name="biopsy",  # LR 96.6, HGB 96.2, RF 96.6
         load=_biopsy,
         origin=_r_origin("MASS", "biopsy", "Wisconsin breast cancer, Wolberg"),
-        licence=_r_licence("MASS", _MASS),
+        licence=_r_licence("MASS", _GPL2OR3),
         target="malignant (rows with a missing value dropped)",
         shape=(683, 9, 2),
         categorical=False,
@@ -584,7 +584,7 @@ TABLES = [
         name="birthwt",  # LR 68.3, HGB 65.1, RF 63.5
         load=_birthwt,
         origin=_r_origin("MASS", "birthwt", "Baystate Medical Center, 1986"),
-        licence=_r_licence("MASS", _MASS),
+        licence=_r_licence("MASS", _GPL2OR3),
         target="low birth weight (bwt, which defines it, dropped)",
         shape=(189, 10, 2),
         categorical=True,
@@ -596,7 +596,7 @@ TABLES = [
         name="car90",  # LR 88.6, HGB 83.8, RF 86.7
         load=_simple("car90", "Type", drop=["Model2"]),
         origin=_r_origin("rpart", "car90", "Consumer Reports 1990"),
-        licence=_r_licence("rpart", _MASS),
+        licence=_r_licence("rpart", _GPL2OR3),
         target="car type (6) from specifications",
         shape=(105, 88, 6),
         categorical=True,
@@ -632,7 +632,7 @@ TABLES = [
         name="crabs",  # LR 97.5, HGB 84.5, RF 84.5
         load=_simple("crabs", "sp", drop=["index"]),
         origin=_r_origin("MASS", "crabs", "Campbell & Mahon 1974"),
-        licence=_r_licence("MASS", _MASS),
+        licence=_r_licence("MASS", _GPL2OR3),
         target="species (blue or orange) from carapace measurements and sex",
         shape=(200, 6, 2),
         categorical=True,
@@ -693,7 +693,7 @@ TABLES = [
         name="glass",  # LR 62.6, HGB 72.4, RF 79.9
         load=_simple("fgl", "type"),
         origin=_r_origin("MASS", "fgl", "forensic glass, UCI Glass"),
-        licence=_r_licence("MASS", _MASS),
+        licence=_r_licence("MASS", _GPL2OR3),
         target="glass type (6) from refractive index and oxides",
         shape=(214, 9, 6),
         categorical=False,
@@ -789,7 +789,7 @@ TABLES = [
         name="shuttle",  # LR 95.7, HGB 97.6, RF 97.3
         load=_simple("shuttle", "use"),
         origin=_r_origin("MASS", "shuttle", "autolander rules, Michie 1989"),
-        licence=_r_licence("MASS", _MASS),
+        licence=_r_licence("MASS", _GPL2OR3),
         target="use the autolander, from 6 categorical conditions",
         shape=(256, 12, 2),
         categorical=True,
@@ -801,7 +801,7 @@ TABLES = [
         name="survey",  # LR 82.6, HGB 80.9, RF 82.6
         load=_simple("survey", "Sex"),
         origin=_r_origin("MASS", "survey", "Adelaide statistics students"),
-        licence=_r_licence("MASS", _MASS),
+        licence=_r_licence("MASS", _GPL2OR3),
         target="sex (rows without one dropped)",
         shape=(236, 26, 2),
         categorical=True,

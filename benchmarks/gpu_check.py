@@ -58,7 +58,8 @@ def check_correctness():
             device="cuda", n_projections=n_projections, random_state=0
         ).fit(X, y)
         on_gpu = all(p.device.type == "cuda" for p in clf.module_.parameters())
-        module = copy.deepcopy(clf._inference_module).cpu()
+        # The estimator predicts with a float64 copy of its fitted module_.
+        module = copy.deepcopy(clf.module_).double().eval().cpu()
         x = torch.tensor(X)
         with torch.no_grad():
             error_out = _max_error(clf.decision_function(X), module(x)[:, 0])

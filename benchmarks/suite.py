@@ -641,7 +641,10 @@ def _fmt(value, digits=2, scale=1.0):
 
 def _table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |"
+        for row in rows
+    ]
     return lines
 
 

@@ -5,6 +5,7 @@ import json
 import pickle
 import struct
 import warnings
+from pathlib import Path
 
 import joblib
 import numpy as np
@@ -364,3 +365,19 @@ def test_file_records_versions(saved):
     assert payload["format_version"] == 1
     assert payload["versions"]["cr_sklearn"] == cr_sklearn.__version__
     assert {"scikit-learn", "torch", "numpy"} <= set(payload["versions"])
+
+
+def test_files_saved_by_release_0_1_0_still_load():
+    # Written by cr_sklearn 0.1.0 (before the estimators' internals moved);
+    # the parameter names and the file format are the same.
+    data = Path(__file__).parent / "data"
+    expected = np.load(data / "saved_0.1.0_predictions.npz")
+    clf = load_model(data / "crclassifier_0.1.0.safetensors")
+    np.testing.assert_array_equal(clf.predict_proba(expected["X"]), expected["clf"])
+    reg = load_model(data / "crordinal_residual_0.1.0.safetensors")
+    np.testing.assert_array_equal(reg.predict_proba(expected["Xo"]), expected["reg"])
+    # A loaded model trains on: a warm start reads its current parameters.
+    reg.set_params(warm_start=True, max_iter=2).fit(
+        expected["Xo"], reg.predict(expected["Xo"])
+    )
+    assert reg.n_iter_ == 7

@@ -8,6 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, ShuffleSplit
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from cr_sklearn import (
     CRClassifier,
@@ -131,6 +132,14 @@ def test_cross_fitted_attributes(fitted_cr, data):
     assert model.coverage_ == pytest.approx(kept.mean())
     assert model.cv_risk_ == pytest.approx(model.cv_loss_[kept].mean())
     assert model.cv_risk_ <= model.risk_bound_
+    # Another target without refitting: the same search on the stored data.
+    assert model.threshold_for_risk(0.2) == (model.threshold_, model.risk_bound_)
+    looser, bound = model.threshold_for_risk(0.3, delta=0.2)
+    assert looser <= model.threshold_ and bound < 0.3
+    with pytest.raises(ValueError, match="target_risk"):
+        model.threshold_for_risk(0.0)
+    with pytest.raises(ValueError, match="delta"):
+        model.threshold_for_risk(0.2, delta=1.0)
 
 
 def test_predict_selective_and_confidence(fitted_cr, data):
@@ -276,3 +285,10 @@ def test_unfitted_and_invalid(data):
     )
     model = SelectiveClassifier(LogisticRegression(), cv=KFold(3)).fit(X, y)
     assert model.cv_loss_.shape == (len(y),)
+
+
+@parametrize_with_checks(
+    [SelectiveClassifier(LogisticRegression(), signals=["max_proba"], cv=3)]
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

@@ -111,9 +111,7 @@ def test_pipeline_ending_in_cr(data):
     pipe = make_pipeline(StandardScaler(), CRClassifier(**SMALL)).fit(X, y)
     signals = confidence_signals(pipe, X, random_state=0)
     Xt = pipe[0].transform(X)
-    np.testing.assert_allclose(
-        signals["input_distance"], -pipe[-1].input_distance(Xt)
-    )
+    np.testing.assert_allclose(signals["input_distance"], -pipe[-1].input_distance(Xt))
     np.testing.assert_allclose(signals["max_proba"], pipe.predict_proba(X).max(1))
 
 
@@ -129,7 +127,9 @@ def test_ordinal_probability_signals(ordinal):
     np.testing.assert_allclose(signals["max_proba"], within)
     # margin: distance of the cumulative probabilities around it to 0.5.
     cumulative = model.predict_cumulative_proba(X)
-    below = np.array([cumulative[i, p - 1] if p > 0 else 0.0 for i, p in enumerate(pred)])
+    below = np.array(
+        [cumulative[i, p - 1] if p > 0 else 0.0 for i, p in enumerate(pred)]
+    )
     at = np.array([cumulative[i, p] if p < k - 1 else 1.0 for i, p in enumerate(pred)])
     np.testing.assert_allclose(signals["margin"], np.minimum(at - 0.5, 0.5 - below))
     assert np.all(signals["margin"] >= -1e-12)

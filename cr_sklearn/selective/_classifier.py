@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy import stats
+from scipy import sparse, stats
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression, PoissonRegressor
 from sklearn.model_selection import check_cv
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -264,6 +264,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ``estimator_`` is trained on more data, which usually lowers its risk,
     but it is not the model the bound was computed for.
 
+    SGR's binary search assumes that the bound falls as the threshold
+    rises; when errors sit among the most confident predictions it can stop
+    with no threshold although another would pass. For the absolute loss
+    (values ``0 .. K - 1``) the bound is the sum over ``t`` of binomial
+    bounds on ``P(loss >= t)``, each at ``delta / (K - 1)``: exactly SGR's
+    bound for the zero-one loss, conservative for ordinal models.
+
     :meth:`score` returns minus the AURC of :meth:`confidence` (greater is
     better), so that a grid search over ``signals`` picks the best ranking;
     the accuracy of the predictions is the base estimator's.
@@ -335,6 +342,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """
         if self.signals != "auto":
             _check_signals(self.signals)
+        if not hasattr(X, "shape"):  # lists and other array-likes
+            X = np.asarray(X)
+        elif sparse.issparse(X) and X.format not in ("csr", "csc"):
+            X = X.tocsr()  # row indexing for the folds
         validate_data(self, X, skip_check_array=True)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -346,8 +357,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
         jobs = [
             delayed(_fold)(
-                self.estimator, X, y, train, test, self.signals, loss,
-                self.n_passes, seed,
+                self.estimator,
+                X,
+                y,
+                train,
+                test,
+                self.signals,
+                loss,
+                self.n_passes,
+                seed,
             )
             for (train, test), seed in zip(splits, seeds[:-1], strict=True)
         ]
@@ -390,21 +408,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 combiner, self.cv_signals_[test], self.cv_signals_[rest]
             )
         self.combiner_ = _fit_combiner(self.cv_signals_, self.cv_loss_, loss)
-        self._choose_threshold(loss)
+        self._choose_threshold()
         return self
 
-    def _choose_threshold(self, loss):
-        n_levels = 1 if loss == "zero_one" else max(1, len(self.classes_) - 1)
+    def _n_levels(self):
+        return 1 if self.loss_ == "zero_one" else max(1, len(self.classes_) - 1)
+
+    def _choose_threshold(self):
         if self.target_risk is None:
             self.threshold_ = -np.inf
-            self.risk_bound_ = _risk_bound(self.cv_loss_, self.delta, n_levels)
+            self.risk_bound_ = _risk_bound(self.cv_loss_, self.delta, self._n_levels())
         else:
-            self.threshold_, self.risk_bound_ = _guaranteed_risk_threshold(
-                self.cv_confidence_,
-                self.cv_loss_,
-                self.target_risk,
-                self.delta,
-                n_levels,
+            self.threshold_, self.risk_bound_ = self.threshold_for_risk(
+                self.target_risk
             )
             if not np.isfinite(self.threshold_):
                 warnings.warn(
@@ -419,8 +435,45 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.coverage_ = float(kept.mean())
         self.cv_risk_ = float(self.cv_loss_[kept].mean()) if kept.any() else np.nan
 
+    def threshold_for_risk(self, target_risk, *, delta=None):
+        """The guaranteed-risk threshold for another target, without refitting.
+
+        Runs the SGR search of :meth:`fit` on the stored out-of-fold
+        confidences and losses (``cv_confidence_``, ``cv_loss_``).
+
+        Parameters
+        ----------
+        target_risk : float
+            The selective risk to guarantee (positive).
+        delta : float, default=None
+            The guarantee's failure probability; the ``delta`` parameter by
+            default.
+
+        Returns
+        -------
+        threshold : float
+            Accept ``confidence(X) >= threshold``; ``inf`` when no threshold
+            meets the target.
+        risk_bound : float
+            The upper confidence bound on the selective risk at
+            ``threshold`` (``nan`` when none is found).
+        """
+        check_is_fitted(self)
+        delta = self.delta if delta is None else delta
+        if not isinstance(target_risk, numbers.Real) or not target_risk > 0:
+            raise ValueError(f"target_risk must be positive, got {target_risk!r}.")
+        if not isinstance(delta, numbers.Real) or not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        return _guaranteed_risk_threshold(
+            self.cv_confidence_,
+            self.cv_loss_,
+            float(target_risk),
+            float(delta),
+            self._n_levels(),
+        )
+
     def predict(self, X):
-        """Predictions of the refitted base estimator (none rejected).
+        """Predict with the refitted base estimator (rejecting none).
 
         Parameters
         ----------
@@ -483,7 +536,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return _combine(self.combiner_, signals, self.cv_signals_)
 
     def predict_selective(self, X):
-        """Predictions and whether each is accepted.
+        """Predict, and tell which predictions are accepted.
 
         Parameters
         ----------
@@ -502,7 +555,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return self.predict(X), self.confidence(X) >= self.threshold_
 
     def score(self, X, y, sample_weight=None):
-        """Minus the AURC of :meth:`confidence` on ``(X, y)``.
+        """Return minus the AURC of :meth:`confidence` on ``(X, y)``.
 
         Parameters
         ----------
@@ -528,3 +581,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             loss=self.loss_,
             labels=labels,
         )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        base = get_tags(self.estimator)
+        tags.input_tags.sparse = base.input_tags.sparse
+        tags.input_tags.allow_nan = base.input_tags.allow_nan
+        return tags

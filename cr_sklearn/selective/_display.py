@@ -322,7 +322,7 @@ class RiskCoverageDisplay:
         if not self.coverage:
             raise ValueError("The display has no curve to plot.")
         if ax is None:
-            _, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
+            _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
         # Reference lines already on the axes (from another model's display).
         n_before = sum(
             1 for line in ax.lines if line.get_gid() == "risk_coverage_oracle"
@@ -335,7 +335,7 @@ class RiskCoverageDisplay:
             x, y = _dense(np.asarray(coverage), np.asarray(self.risk[key]))
             text = names.get(key, _LABELS.get(key, key))
             if self.aurc is not None and key in self.aurc:
-                text = f"{text} (AURC {self.aurc[key]:.3f})"
+                text = f"{text} (AURC {self.aurc[key]:.3g})"
             (self.lines_[key],) = ax.plot(x, y, label=self._label(text), **kw)
         self.line_ = next(iter(self.lines_.values()))
         greys = ["0.15", "0.45", "0.6", "0.75"]
@@ -344,13 +344,13 @@ class RiskCoverageDisplay:
         if plot_oracle and self.oracle is not None:
             cov, risk = (np.asarray(v) for v in self.oracle)
             x, y = _dense(cov, risk)
-            text = f"oracle (AURC {_area(cov, risk * cov):.3f})"
+            text = f"oracle (AURC {_area(cov, risk * cov):.3g})"
             (self.oracle_line_,) = ax.plot(
                 x, y, color=grey, linestyle="--", linewidth=1.2, label=self._label(text)
             )
             self.oracle_line_.set_gid("risk_coverage_oracle")
         if plot_random and self.random_risk is not None:
-            text = f"random (AURC {self.random_risk:.3f})"
+            text = f"random (AURC {self.random_risk:.3g})"
             self.random_line_ = ax.axhline(
                 self.random_risk,
                 color=grey,

@@ -106,9 +106,9 @@ def _sample_losses(y_true, y_pred, loss="zero_one", labels=None):
         labels = _as_1d(labels, "labels")
         if len(np.unique(labels)) != len(labels):
             raise ValueError("labels must not contain duplicates.")
-    return np.abs(
-        _positions(labels, y_true) - _positions(labels, y_pred)
-    ).astype(np.float64)
+    return np.abs(_positions(labels, y_true) - _positions(labels, y_pred)).astype(
+        np.float64
+    )
 
 
 def _curve(losses, confidence, weight):
@@ -338,7 +338,5 @@ def eaurc_score(
 
 def _check_loss_option(loss):
     if not isinstance(loss, str) or loss not in ("auto", *_LOSSES):
-        raise ValueError(
-            f"loss must be one of {['auto', *_LOSSES]}, got {loss!r}."
-        )
+        raise ValueError(f"loss must be one of {['auto', *_LOSSES]}, got {loss!r}.")
     return loss

@@ -83,6 +83,7 @@ def make_aurc_scorer(
     :class:`~sklearn.model_selection.GridSearchCV` expect. For ordinal
     models (:class:`~cr_sklearn.CROrdinalRegressor`) the risk is the
     absolute error in ranks, positions in the estimator's ``classes_``.
+    ``cr_sklearn.neg_aurc_scorer`` is ``make_aurc_scorer()``, ready made.
 
     Parameters
     ----------
@@ -111,7 +112,6 @@ def make_aurc_scorer(
     See Also
     --------
     aurc_score : The metric.
-    neg_aurc_scorer : ``make_aurc_scorer()``, ready made.
 
     Examples
     --------

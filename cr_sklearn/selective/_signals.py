@@ -18,7 +18,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .. import gradient_norms
+from cr_sklearn import gradient_norms
+
 from ._metrics import _check_loss_option, _positions
 
 __all__ = ["confidence_signals"]
@@ -158,7 +159,9 @@ def _output_proba(final, out):
     if hasattr(final, "cutpoints_"):
         eta = out[:, 0]
         cumulative = 1.0 / (1.0 + np.exp(-(final.cutpoints_[None, :] - eta[:, None])))
-        bounds = np.hstack([np.zeros((len(eta), 1)), cumulative, np.ones((len(eta), 1))])
+        bounds = np.hstack(
+            [np.zeros((len(eta), 1)), cumulative, np.ones((len(eta), 1))]
+        )
         return np.diff(bounds, axis=1)
     if out.shape[1] == 1:
         p1 = 1.0 / (1.0 + np.exp(-out[:, 0]))
@@ -223,7 +226,9 @@ def confidence_signals(
       an ordinal model (``loss="absolute"``, the default for
       :class:`~cr_sklearn.CROrdinalRegressor`) it is the predicted **mass
       within one class of the prediction**, ``P(|rank(y) - rank(y_pred)| <=
-      1)``, to match the ordinal risk (the absolute error in ranks).
+      1)``, to match the ordinal risk (the absolute error in ranks). It is
+      1 whenever every class is within one of the prediction (two classes,
+      or the middle one of three): ``"margin"`` still ranks there.
     - ``"margin"``: how much probability would have to move to change the
       prediction: the predicted class's probability minus the largest other
       one; for an ordinal model predicting the median, the distance of the
