@@ -31,6 +31,7 @@ from cr_sklearn import (
     save_model,
 )
 from cr_sklearn._persistence import _decode, _encode
+from cr_sklearn.nn import ACTIVATION_NAMES
 
 FAST_EXAMPLES = 30
 SLOW_EXAMPLES = 300
@@ -390,7 +391,7 @@ def model_params(draw):
         hidden_layer_sizes=tuple(
             draw(st.lists(st.integers(1, 6), min_size=1, max_size=3))
         ),
-        activation=draw(st.sampled_from(["poly", "relu", "tanh", "gelu", "swish"])),
+        activation=draw(st.sampled_from(ACTIVATION_NAMES)),
         degree=draw(st.integers(1, 4)),
         dreg=draw(st.sampled_from(["stream", "local", None])),
         spectral_norm=draw(st.booleans()),

@@ -13,7 +13,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from cr_sklearn import CRClassifier
 from cr_sklearn.study import StudyResult, data_fraction_study, default_baselines
-from cr_sklearn.study._fraction import nested_subsamples
+from cr_sklearn.study._engine import nested_subsamples
 
 
 class _Recorder(ClassifierMixin, BaseEstimator):

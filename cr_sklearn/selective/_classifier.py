@@ -352,6 +352,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         check_consistent_length(X, y)
         loss = _resolve_loss(self.estimator, self.loss)
         splits = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        n = len(y)
+        test_rows = np.concatenate([test for _, test in splits])
+        if not np.array_equal(np.sort(test_rows), np.arange(n)):
+            raise ValueError(
+                "cv must put every sample in exactly one test fold (a partition, "
+                "like KFold): the threshold is chosen on out-of-fold predictions."
+            )
         seeds = check_random_state(self.random_state).randint(
             np.iinfo(np.int32).max, size=len(splits) + 1
         )
@@ -381,13 +388,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "pass signals explicitly."
             )
         self.signals_ = list(names.pop())
-        n = len(y)
-        test_rows = np.concatenate([test for _, test in splits])
-        if not np.array_equal(np.sort(test_rows), np.arange(n)):
-            raise ValueError(
-                "cv must put every sample in exactly one test fold (a partition, "
-                "like KFold): the threshold is chosen on out-of-fold predictions."
-            )
         inverse = np.argsort(test_rows)
         y_pred = np.concatenate([pred for pred, _, _ in folds])[inverse]
         self.cv_signals_ = np.vstack([values for _, _, values in folds])[inverse]

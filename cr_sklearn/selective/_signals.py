@@ -183,7 +183,9 @@ def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
     module = copy.deepcopy(final.module_).train()
     param = next(module.parameters())
     seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-    devices = [param.device.index or 0] if param.device.type == "cuda" else []
+    # manual_seed seeds every device: fork (and restore) all CUDA generators.
+    cuda = param.device.type == "cuda"
+    devices = list(range(torch.cuda.device_count())) if cuda else []
     values = np.empty((n_passes, X.shape[0]))
     with torch.random.fork_rng(devices=devices), torch.no_grad():
         # The forked default generator, seeded: reproducible masks, and the

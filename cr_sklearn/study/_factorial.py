@@ -9,8 +9,10 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.utils.validation import column_or_1d
 
+from cr_sklearn.nn import ACTIVATION_NAMES
+
 from ._datasets import load_study_dataset
-from ._fraction import (
+from ._engine import (
     _check_scorers,
     _derived_seed,
     fit_and_score,
@@ -18,12 +20,12 @@ from ._fraction import (
     run_tasks,
 )
 from ._noise import add_gaussian_noise, corrupt_labels
-from ._result import _format_p, _import_pandas, _markdown_table, _Records
+from ._records import _format_p, _import_pandas, _markdown_table, _Records
 from ._stats import adjust_pvalues, paired_test
 
 __all__ = ["FactorialResult", "factorial_study"]
 
-ACTIVATIONS = ("poly", "relu", "gelu", "tanh", "swish")
+ACTIVATIONS = ACTIVATION_NAMES
 
 # Parameters of the estimator per regulariser. Each one switches DREG off
 # except "dreg" itself, whose strength stays the estimator's own dreg_lambda.

@@ -1,96 +1,11 @@
 """StudyResult: the tidy records of a data-fraction study, summaries and tests."""
 
-import csv
-import io
-
 import numpy as np
 
+from ._records import _format_p, _import_pandas, _markdown_table, _Records
 from ._stats import adjust_pvalues, paired_test
 
 __all__ = ["StudyResult"]
-
-
-def _import_pandas(caller):
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - pandas is in the study extra
-        raise ImportError(
-            f"{caller} needs pandas; install the 'study' extra: "
-            "pip install 'cr_sklearn[study]'."
-        ) from exc
-    return pd
-
-
-def _markdown_table(header, rows):
-    """A GitHub Markdown table from a header and rows of cells."""
-    lines = ["| " + " | ".join(str(h) for h in header) + " |"]
-    lines.append("|" + "|".join("---" for _ in header) + "|")
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _format_p(p):
-    if np.isnan(p):
-        return "n/a"
-    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
-
-
-class _Records:
-    """Plain-data base: a list of dicts with the same keys."""
-
-    _columns = ()
-
-    def _metric(self, metric):
-        if metric is None:
-            return self.metrics[0]
-        if metric not in self.metrics:
-            raise ValueError(
-                f"Unknown metric {metric!r}; the study has {self.metrics}."
-            )
-        return metric
-
-    def to_frame(self):
-        """The records as a tidy :class:`pandas.DataFrame`, one row each.
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-            One column per record field.
-        """
-        pd = _import_pandas("to_frame")
-        return pd.DataFrame.from_records(self.records, columns=list(self._columns))
-
-    def to_csv(self, path_or_buf=None):
-        """Write the tidy records as CSV.
-
-        Parameters
-        ----------
-        path_or_buf : str, path or file-like, default=None
-            Where to write. ``None`` returns the CSV text.
-
-        Returns
-        -------
-        text : str or None
-            The CSV text when ``path_or_buf`` is None.
-        """
-        buf = io.StringIO()
-        writer = csv.DictWriter(
-            buf, fieldnames=list(self._columns), lineterminator="\n"
-        )
-        writer.writeheader()
-        writer.writerows(self.records)
-        text = buf.getvalue()
-        if path_or_buf is None:
-            return text
-        if hasattr(path_or_buf, "write"):
-            path_or_buf.write(text)
-        else:
-            with open(path_or_buf, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-        return None
-
-    def __len__(self):
-        return len(self.records)
 
 
 class StudyResult(_Records):

@@ -1,0 +1,150 @@
+"""The study engine: argument checks, seeded subsamples, one fit-and-score task,
+and the joblib loop that runs them (shared by every study)."""
+
+import contextlib
+import time
+import warnings
+
+import numpy as np
+from joblib import Parallel
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import check_scoring, get_scorer
+from sklearn.utils import _safe_indexing
+from threadpoolctl import threadpool_limits
+
+__all__ = []
+
+
+def _check_estimators(estimators):
+    if not isinstance(estimators, dict) or not estimators:
+        raise TypeError(
+            "estimators must be a non-empty dict of name to estimator, got "
+            f"{type(estimators).__name__}."
+        )
+    for name, est in estimators.items():
+        if not isinstance(name, str):
+            raise TypeError(f"Estimator names must be strings, got {name!r}.")
+        if not hasattr(est, "fit"):
+            raise TypeError(f"Estimator {name!r} has no fit method: {est!r}.")
+    return estimators
+
+
+def _check_fractions(fractions):
+    try:
+        values = np.asarray(fractions, dtype=float).ravel()
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"fractions must be numbers, got {fractions!r}.") from exc
+    if values.size == 0 or np.any(~np.isfinite(values)):
+        raise ValueError(f"fractions must be finite numbers, got {fractions!r}.")
+    if np.any((values <= 0) | (values > 1)):
+        raise ValueError(f"fractions must lie in (0, 1], got {values.tolist()}.")
+    return sorted({float(v) for v in values})
+
+
+def _check_scorers(scoring):
+    """Normalise ``scoring`` to a dict of name to scorer callable."""
+    if scoring is None or isinstance(scoring, str):
+        name = "score" if scoring is None else scoring
+        return {name: None if scoring is None else get_scorer(scoring)}
+    if callable(scoring):
+        return {getattr(scoring, "__name__", None) or "score": scoring}
+    if isinstance(scoring, dict):
+        if not scoring:
+            raise ValueError("scoring must not be an empty dict.")
+        return {
+            str(k): get_scorer(v) if isinstance(v, str) else v
+            for k, v in scoring.items()
+        }
+    if isinstance(scoring, (list, tuple)):
+        if not scoring or not all(isinstance(s, str) for s in scoring):
+            raise ValueError("A list of scorings must be non-empty strings.")
+        return {s: get_scorer(s) for s in scoring}
+    raise TypeError(
+        "scoring must be a string, a callable scorer(estimator, X, y), a list of "
+        f"strings or a dict of name to scorer; got {type(scoring).__name__}."
+    )
+
+
+def nested_subsamples(y, fractions, rng):
+    """Stratified, nested subsamples of ``range(len(y))``, one per fraction.
+
+    Each class's indices are shuffled once; the subsample for fraction ``f``
+    takes the first ``max(1, round(f * n_class))`` of every class, so smaller
+    fractions are subsets of larger ones and every class is present.
+    """
+    orders = [rng.permutation(np.flatnonzero(y == c)) for c in np.unique(y)]
+    out = {}
+    for f in fractions:
+        parts = [
+            o[: min(len(o), max(1, int(np.floor(f * len(o) + 0.5))))] for o in orders
+        ]
+        out[f] = np.sort(np.concatenate(parts))
+    return out
+
+
+def _derived_seed(base, *keys):
+    """A 31-bit seed from the study seed and task keys (e.g. the split)."""
+    state = np.random.SeedSequence([base, *keys]).generate_state(1)[0]
+    return int(state) & 0x7FFFFFFF
+
+
+def prepare_estimator(estimator, seed, n_threads):
+    """Clone, fill ``random_state=None`` with ``seed`` and bound ``n_threads``.
+
+    Nested parameters (``step__random_state`` in pipelines) are included.
+    """
+    est = clone(estimator)
+    params = est.get_params(deep=True)
+    updates = {}
+    for key, value in params.items():
+        leaf = key.rsplit("__", 1)[-1]
+        if leaf == "random_state" and value is None:
+            updates[key] = seed
+        elif leaf == "n_threads" and n_threads is not None:
+            updates[key] = n_threads
+    if updates:
+        est.set_params(**updates)
+    return est
+
+
+def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
+    """Fit on ``train``, score on ``test``: (scores dict, fit_time, score_time).
+
+    With ``n_threads``, BLAS and OpenMP pools are limited to that many threads
+    during the task (loky does this for its workers; Dask and the sequential
+    backend do not).
+    """
+    X_train, y_train = _safe_indexing(X, train), y[train]
+    X_test, y_test = _safe_indexing(X, test), y[test]
+    limits = (
+        threadpool_limits(limits=n_threads)
+        if n_threads is not None
+        else contextlib.nullcontext()
+    )
+    with limits, warnings.catch_warnings():
+        # Small subsamples make iterative baselines stop before converging;
+        # that is part of the experiment, not a problem to report per fit.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = time.perf_counter()
+        estimator.fit(X_train, y_train)
+        fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        scores = {}
+        for name, scorer in scorers.items():
+            if scorer is None:
+                scorer = check_scoring(estimator)
+            scores[name] = float(scorer(estimator, X_test, y_test))
+        score_time = time.perf_counter() - start
+    return scores, fit_time, score_time
+
+
+def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
+    """Run ``delayed`` tasks with joblib, in order, with an optional tqdm bar."""
+    parallel = Parallel(n_jobs=n_jobs, verbose=verbose, return_as="generator")
+    results = parallel(tasks)
+    if progress:
+        from tqdm.auto import tqdm
+
+        results = tqdm(results, total=len(tasks), desc=desc, unit="fit")
+    return list(results)
