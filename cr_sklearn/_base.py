@@ -1,6 +1,7 @@
 """Shared base of the CR estimators: parameters and the orchestration of a fit."""
 
 import numbers
+import warnings
 from abc import abstractmethod
 
 import numpy as np
@@ -11,6 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 from skorch.helper import predefined_split
 
+from ._epoch_selection import EpochSelectionMixin
+from ._html_repr import FittedAttributesHTMLMixin
 from ._inference import InferenceMixin
 from ._net_builder import NetBuilderMixin
 from ._net_state import NetStateMixin
@@ -19,6 +22,8 @@ from ._summaries import set_summaries
 from ._training import _TensorDataset, _torch_context
 from ._utils import (
     check_training_range,
+    find_stacklevel,
+    is_integer,
     resolve_device,
     validation_split,
     warn_if_unstandardized,
@@ -31,12 +36,16 @@ __all__ = ["BaseCR"]
 # "auto" stream uses random projections (O(k) instead of O(d) passes).
 _EXACT_STREAM_MAX_FEATURES = 32
 _AUTO_PROJECTIONS = 4
-# early_stopping="auto": below this many training samples the hold-out set is
-# too small to pick the epoch; above it, a fixed budget overfits.
-_AUTO_EARLY_STOPPING_MIN_SAMPLES = 2000
 
 
-class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
+class BaseCR(
+    FittedAttributesHTMLMixin,
+    EpochSelectionMixin,
+    InferenceMixin,
+    NetBuilderMixin,
+    NetStateMixin,
+    BaseEstimator,
+):
     """Base class of the CR estimators. Not meant to be used directly.
 
     Subclasses declare their parameters and defaults in ``__init__``, and
@@ -73,7 +82,10 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
             Interval(numbers.Integral, 1, None, closed="left"),
         ],
         "stream_rows": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [
+            StrOptions({"auto"}),
+            Interval(numbers.Integral, 1, None, closed="left"),
+        ],
         "batch_size": [
             StrOptions({"auto"}),
             Interval(numbers.Integral, 1, None, closed="left"),
@@ -83,7 +95,7 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
             Interval(numbers.Real, 0, 1e30, closed="neither"),
             StrOptions({"auto"}),
         ],
-        "early_stopping": ["boolean", StrOptions({"auto"})],
+        "early_stopping": ["boolean", StrOptions({"auto", "cv"})],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -187,22 +199,38 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
         if self.class_weight is None:
             return np.ones(len(y_codes))
         n_classes = len(self.classes_)
-        if self.class_weight == "balanced":
+        if isinstance(self.class_weight, str):
             counts = np.bincount(y_codes, minlength=n_classes).astype(float)
             per_class = len(y_codes) / (n_classes * np.maximum(counts, 1))
         else:
-            per_class = np.array([self.class_weight.get(c, 1.0) for c in self.classes_])
+            per_class = self._check_class_weight()
         return per_class[y_codes]
 
     # -- resolved parameters -------------------------------------------------
     def _hidden_sizes(self):
+        """``hidden_layer_sizes`` as a list of ints, validated.
+
+        An int (one layer) or a flat sequence of ints, each >= 1. Floats and
+        bools are rejected, not truncated: ``(2.7,)`` is not 2 units.
+        """
         sizes = self.hidden_layer_sizes
-        if isinstance(sizes, numbers.Integral):
-            sizes = [sizes]
-        sizes = [int(s) for s in sizes]
-        if any(s < 1 for s in sizes):
-            raise ValueError(f"hidden_layer_sizes must be positive, got {sizes}.")
-        return sizes
+        entries = [sizes] if is_integer(sizes) else sizes
+        if isinstance(sizes, (str, bytes, bool, np.bool_)) or not hasattr(
+            entries, "__iter__"
+        ):
+            raise ValueError(
+                "hidden_layer_sizes must be an int or a flat sequence of ints "
+                f">= 1, got {sizes!r:.80}."
+            )
+        entries = list(entries)
+        for i, size in enumerate(entries):
+            if not is_integer(size) or size < 1:
+                raise ValueError(
+                    f"hidden_layer_sizes[{i}] = {size!r:.40} is not an integer "
+                    ">= 1: hidden_layer_sizes must be an int or a flat sequence "
+                    f"of ints >= 1, got {sizes!r:.80}."
+                )
+        return [int(size) for size in entries]
 
     def _stream_mode(self, n_features):
         if self.n_projections == "exact":
@@ -211,6 +239,10 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
             if n_features <= _EXACT_STREAM_MAX_FEATURES:
                 return "exact"
             return _AUTO_PROJECTIONS
+        if self.n_projections > n_features:
+            # Capped: the exact stream carries n_features directions, costs
+            # no more than more random ones and has no estimation noise.
+            return "exact"
         return int(self.n_projections)
 
     def _batch_size(self, n_samples):
@@ -228,12 +260,6 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
         if self.learning_rate_init == "auto":
             return 1e-3 * max(1.0, self._batch_size_ / 200)
         return float(self.learning_rate_init)
-
-    def _uses_early_stopping(self, n_samples):
-        """Resolve ``early_stopping="auto"`` for a training set of this size."""
-        if self.early_stopping == "auto":
-            return n_samples >= _AUTO_EARLY_STOPPING_MIN_SAMPLES
-        return bool(self.early_stopping)
 
     def _objective(self, n_features):
         """The training objective of the current parameters."""
@@ -296,6 +322,7 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
         # Dividing by the max first keeps the mean finite for huge weights.
         weight = weight / weight.max()
         weight = weight / weight.mean()
+        self._check_fit_params(X.shape[1])
         return X, y_codes, weight
 
     def _dataset(self, X, y_codes, weight, rows):
@@ -328,8 +355,9 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
         seed = self._seed + self._n_fit_calls
         self._n_fit_calls += 1
 
+        mode = self._early_stopping_mode(len(y_codes), incremental=incremental)
         split = None
-        if self._uses_early_stopping(len(y_codes)) and not incremental:
+        if mode == "hold-out":
             split = validation_split(y_codes, self.validation_fraction, seed)
         with _torch_context(seed, self.n_threads, self.device_):
             weight = None if uniform else weight
@@ -340,6 +368,8 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
                 valid_ds = self._dataset(X, y_codes, weight, valid_idx)
             train_ds = self._dataset(X, y_codes, weight, train_idx)
             self._batch_size_ = self._batch_size(len(train_idx))
+            steps = -(-len(train_idx) // self._batch_size_)
+            self.max_iter_ = self._max_epochs(mode, steps)
             if reset:
                 self.net_ = self._new_net(X.shape[1])
                 self._built_network_params = self._network_params()
@@ -352,17 +382,34 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
                 self._initialize_output(self.net_.module_, y_codes[train_idx])
             else:
                 self.net_ = self._warm_net(keep_optimizer=incremental)
+            epochs = 1 if incremental else self.max_iter_
+            self.cv_validation_loss_ = None
+            if mode == "cv":
+                # The folds start from the network this fit starts from (fresh,
+                # or the warm-started one), which only the final run trains.
+                chosen = self._cv_epochs(
+                    self.net_.module_, self.net_.criterion_, X, y_codes, weight, seed
+                )
+                if chosen is not None:
+                    epochs, self.cv_validation_loss_ = chosen
+                else:  # Too few samples for the folds: a fixed budget.
+                    mode = "off"
+                    epochs = self.max_iter_ = self._max_epochs(mode, steps)
+            self.early_stopping_ = mode
             self.net_.train_split = (
                 None if valid_ds is None else predefined_split(valid_ds)
             )
             self.net_.valid_dataset_ = valid_ds
-            epochs = 1 if incremental else self.max_iter
             self.net_.partial_fit(train_ds, None, epochs=epochs)
         self._finish_fit(X, incremental=incremental, seed=seed)
         return self
 
     def _finish_fit(self, X, *, incremental=False, seed=0):
         """Set the fitted attributes that summarise the training run."""
+        if getattr(self.net_, "interrupted_", False):
+            warnings.warn(
+                self.net_.interrupt_message(), UserWarning, stacklevel=find_stacklevel()
+            )
         self.module_ = self.net_.module_
         self._refresh_inference_module()
         history = self.net_.history
@@ -370,6 +417,9 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
         self.loss_curve_ = [float(v) for v in history[:, "train_loss"]]
         stopping = dict(self.net_.callbacks_)["early_stopping"]
         self.best_epoch_ = stopping.restored_epoch_
+        if self.early_stopping_ == "cv":
+            # The chosen number of epochs is the one the model trained for.
+            self.best_epoch_ = self.n_iter_
         if self.net_.valid_dataset_ is not None:
             scores = [row.get("valid_score") for row in history]
             self.validation_scores_ = [float(v) for v in scores if v is not None]
@@ -385,3 +435,57 @@ class BaseCR(InferenceMixin, NetBuilderMixin, NetStateMixin, BaseEstimator):
         tags.input_tags.sparse = False
         tags.non_deterministic = False
         return tags
+
+    # -- checks of parameters that depend on the data ------------------------
+    def _check_fit_params(self, n_features):
+        """Check the parameters against data with ``n_features`` columns.
+
+        ``hidden_layer_sizes`` must be ints >= 1; an ``n_projections`` above
+        ``n_features`` is capped (the exact stream is used), with a warning.
+        """
+        self._hidden_sizes()
+        k = self.n_projections
+        if not isinstance(k, str) and k > n_features:
+            warnings.warn(
+                f"n_projections={k} is more than the {n_features} features: "
+                "capped, the exact stream (n_features directions, no estimation "
+                "noise, no more cost) is used.",
+                UserWarning,
+                stacklevel=find_stacklevel(),
+            )
+
+    def _check_class_weight(self):
+        """Per-class weights of a dict ``class_weight``, aligned with ``classes_``.
+
+        As :func:`sklearn.utils.class_weight.compute_class_weight`: classes
+        missing from the dict weigh 1, and a key that is not a class raises
+        unless every class has a weight. Every weight must be a finite
+        number >= 0 (0 removes the class from the loss). ``None`` when
+        ``class_weight`` is not a dict.
+        """
+        weights = self.class_weight
+        if not isinstance(weights, dict):
+            return None
+        for key, value in weights.items():
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                raise TypeError(
+                    f"class_weight[{key!r}] = {value!r:.40} is not a number."
+                )
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(
+                    f"class_weight[{key!r}] = {value!r} must be a finite number >= 0."
+                )
+        per_class = np.ones(len(self.classes_))
+        unweighted = []
+        for i, label in enumerate(self.classes_):
+            try:
+                per_class[i] = float(weights[label])
+            except (KeyError, TypeError):
+                unweighted.append(label)
+        if unweighted and len(self.classes_) - len(unweighted) != len(weights):
+            labels = np.asarray(unweighted).tolist()
+            raise ValueError(
+                f"The classes, {labels}, are not in class_weight (its keys "
+                f"{list(weights)[:10]} include labels that are not classes)."
+            )
+        return per_class

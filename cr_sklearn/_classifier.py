@@ -39,7 +39,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
     Parameters
     ----------
     hidden_layer_sizes : array-like of int, default=(64, 64)
-        Width of each activated layer.
+        Width of each activated layer: an int or a flat sequence of ints
+        >= 1 (floats and bools raise a ``ValueError`` naming the entry).
     architecture : {"mlp", "residual"}, default="mlp"
         ``"mlp"``: a plain stack of PolyLayers. ``"residual"``: normalised
         residual blocks (see :mod:`cr_sklearn.growth`), which can be deepened
@@ -50,10 +51,13 @@ class CRClassifier(ClassifierMixin, BaseCR):
     degree : int, default=3
         Degree of the polynomial activation.
     dreg : {"stream", "local"} or None, default="stream"
-        DREG penalty. ``"stream"``: mean over layers of the squared Frobenius
-        norm of each layer's Jacobian with respect to the (standardised)
-        input, from the forward stream. ``"local"``:
-        ``(1/L) sum_l sum_i phi'(z_i)^2 ||W_i||^2``, no stream needed.
+        DREG penalty. ``"stream"``: mean over the :math:`L` layers of the
+        squared Frobenius norm of each layer's Jacobian with respect to the
+        (standardised) input, :math:`\\frac{1}{L} \\sum_l \\lVert J_l(x)
+        \\rVert_F^2`, from the forward stream. ``"local"``:
+        :math:`\\frac{1}{L} \\sum_l \\sum_i \\phi'(z_{l,i})^2 \\lVert W_{l,i}
+        \\rVert^2` over the neurons :math:`i` of layer :math:`l` (pre-activation
+        :math:`z_{l,i}`, weight row :math:`W_{l,i}`), no stream needed.
         ``None``: no penalty, and no stream is computed.
     dreg_lambda : float, default=10**-2
         Strength of the DREG penalty: the training loss is the data loss
@@ -61,16 +65,20 @@ class CRClassifier(ClassifierMixin, BaseCR):
     n_projections : "auto", "exact" or int, default="auto"
         How the stream is carried: ``"exact"`` carries the full Jacobian
         (cost grows with ``n_features``), an int ``k`` carries ``k`` random
-        directions (an unbiased estimate of the squared norm). ``"auto"`` is
-        exact up to 32 features and 4 directions above.
+        directions (an unbiased estimate of the squared norm); a ``k``
+        above ``n_features`` is capped, with a warning: the exact stream is
+        used (as cheap, and exact). ``"auto"`` is exact up to 32 features
+        and 4 directions above.
     stream_rows : int or None, default=64
         Rows of each training batch that carry the Jacobian stream of
         ``dreg="stream"``: a uniformly random subset drawn per step, so the
         penalty is an unbiased estimate of its batch mean at a fraction of
         the stream's cost. ``None`` carries every row.
-    max_iter : int, default=100
+    max_iter : int or "auto", default=100
         Maximum number of epochs (the number of epochs when
-        early stopping is off).
+        early stopping is off). ``"auto"`` is 100 epochs, or with
+        ``early_stopping="cv"`` a search budget of 2,000 optimizer steps
+        (``max_iter_`` is the resolved value).
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
     learning_rate_init : float or "auto", default=1e-3
@@ -78,14 +86,21 @@ class CRClassifier(ClassifierMixin, BaseCR):
         a larger batch takes fewer, proportionally larger steps per epoch
         (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
         path for small data (see the user guide's training page).
-    early_stopping : bool or "auto", default="auto"
+    early_stopping : bool, "auto" or "cv", default="auto"
         ``"auto"`` enables early stopping when ``fit`` gets at least 2,000
         samples and trains the full ``max_iter`` epochs below that. ``True``:
         hold out ``validation_fraction`` of the training data (stratified),
         stop when the validation loss stops improving and restore the best
-        epoch's weights.
+        epoch's weights. ``"cv"``: choose the number of epochs by internal
+        3-fold cross-validation (the epoch of least mean validation loss
+        over the folds, each fold starting from the network the fit starts
+        from, with a patience of at least 50 optimizer steps), then train on
+        all samples for that many epochs (the resolved mode is
+        ``early_stopping_``).
     validation_fraction : float, default=0.1
-        Fraction held out for early stopping.
+        Fraction held out for early stopping. A fraction that leaves no
+        validation row, or fewer training rows than classes, raises a
+        ``ValueError``.
     n_iter_no_change : int, default=10
         Epochs without improvement of more than ``tol`` (relative) before
         stopping.
@@ -93,7 +108,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
         Relative improvement threshold for early stopping.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes in the loss, as in
-        :class:`~sklearn.linear_model.LogisticRegression`.
+        :class:`~sklearn.linear_model.LogisticRegression`: finite numbers
+        >= 0 (0 leaves a class out of the loss); classes missing from the
+        dict weigh 1, and keys that are not classes raise a ``ValueError``.
     dropout : float, default=0.1
         Dropout probability after each activated layer (training only; the
         stream then carries the Jacobian of the thinned network).
@@ -109,8 +126,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
         standard deviation. Jacobians are still reported with respect to the
         raw ``X``.
     n_threads : int or None, default=None
-        Torch threads used while fitting (restored afterwards). ``None``
-        leaves torch's setting; use 1 inside parallel cross-validation.
+        Torch threads used while fitting (restored afterwards), at most the
+        CPUs the process may use (more are clamped, with a warning).
+        ``None`` leaves torch's setting; use 1 inside parallel
+        cross-validation.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, shuffling, validation split, dropout and
         projections. Fits with the same seed give identical predictions.
@@ -122,8 +141,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
         and ``torch.use_deterministic_algorithms(True)`` to require
         determinism), and they differ from CPU fits in the last bits.
     verbose : int, default=0
-        1 prints a table per epoch (losses, validation score, penalty);
-        2 adds a per-batch progress bar.
+        1 prints a table per epoch (losses, validation score, and the
+        penalty before scaling by ``dreg_lambda``), in colour only on a
+        terminal or in a notebook; 2 adds a per-batch progress bar naming
+        the epoch.
     warm_start : bool, default=False
         Continue training the fitted network on the next ``fit``: the
         weights and the history carry over, the optimizer starts afresh (as
@@ -152,7 +173,16 @@ class CRClassifier(ClassifierMixin, BaseCR):
     best_epoch_ : int or None
         With early stopping, the epoch (counted like ``n_iter_``) whose
         model was kept: the last one that improved the validation loss by
-        more than ``tol`` (relative). ``None`` without early stopping.
+        more than ``tol`` (relative); with ``early_stopping="cv"``, the
+        epoch count chosen by the internal folds. ``None`` otherwise.
+    early_stopping_ : {"off", "hold-out", "cv"}
+        How the last fit chose its length (see ``early_stopping``).
+    max_iter_ : int
+        The epoch budget ``max_iter`` resolved to in the last fit.
+    cv_validation_loss_ : ndarray of shape (n_epochs,) or None
+        With ``early_stopping="cv"``: the mean validation loss over the
+        internal folds per epoch (a fold that stopped keeps its last value);
+        the model trained for its argmin + 1 epochs. ``None`` otherwise.
     gradient_norm_mean_ : float
         Mean input-gradient norm on the training data.
     gradient_norm_quantiles_ : ndarray of shape (101,)

@@ -142,8 +142,17 @@ class InferenceMixin:
         -------
         sensitivity : ndarray of shape (n_samples,)
             :meth:`input_gradient_norms` divided by ``gradient_norm_mean_``.
+            A network flat on all its training data (``gradient_norm_mean_``
+            is 0, e.g. no hidden layers and constant features) gives 1.0
+            where it is flat too (typical of the training data) and ``inf``
+            where it has any slope (beyond anything seen in training); never
+            ``nan``.
         """
-        return self.input_gradient_norms(X) / self.gradient_norm_mean_
+        norms = self.input_gradient_norms(X)
+        mean = self.gradient_norm_mean_
+        if mean > 0:
+            return norms / mean
+        return np.where(norms > 0, np.inf, 1.0)
 
     def _input_distance(self, X):
         return np.abs((X - self.input_mean_) / self.input_scale_).max(axis=1)

@@ -1,7 +1,7 @@
 """Building the skorch net of a CR estimator from its parameters (private)."""
 
 import torch
-from skorch.callbacks import PassthroughScoring, ProgressBar
+from skorch.callbacks import PassthroughScoring
 
 from ._training import (
     _BatchLoader,
@@ -11,6 +11,7 @@ from ._training import (
     _torch_context,
     _ValidScore,
 )
+from ._training_output import EpochProgressBar, TrainingOutput
 from .nn import ARCHITECTURES
 
 __all__ = []
@@ -72,7 +73,8 @@ class NetBuilderMixin:
             if bias is not None:
                 module.output.bias.copy_(torch.as_tensor(bias))
 
-    def _callbacks(self):
+    def _callbacks(self, quiet=False):
+        verbose = 0 if quiet else self.verbose
         callbacks = [
             ("penalty", PassthroughScoring(name="penalty", on_train=True)),
             ("finite_guard", _FiniteGuard()),
@@ -85,18 +87,33 @@ class NetBuilderMixin:
                     threshold=self.tol,
                     threshold_mode="rel",
                     load_best=True,
-                    sink=print if self.verbose else _silent,
+                    sink=print if verbose else _silent,
                 ),
             ),
         ]
-        if self.verbose >= 2:
-            callbacks.append(("progress_bar", ProgressBar()))
-        for i, cb in enumerate(self.callbacks or []):
+        if verbose:
+            note = None
+            if self.dreg is not None and self.dreg_lambda:
+                note = (
+                    f"penalty: the DREG penalty before scaling by dreg_lambda="
+                    f"{self.dreg_lambda:g}\n"
+                    "train_loss: data loss + dreg_lambda * penalty"
+                )
+            callbacks.append(("training_output", TrainingOutput(note)))
+            if verbose >= 2:
+                callbacks.append(("progress_bar", EpochProgressBar()))
+        # Internal runs (the folds that choose the epoch count) stay silent
+        # and leave the user's callbacks to the fit that is returned.
+        for i, cb in enumerate([] if quiet else self.callbacks or []):
             callbacks.append(cb if isinstance(cb, tuple) else (f"user_{i}", cb))
         return callbacks
 
-    def _build_net(self, module, criterion, n_features):
-        """A skorch net of the current parameters around ``module``/``criterion``."""
+    def _build_net(self, module, criterion, n_features, *, quiet=False):
+        """A skorch net of the current parameters around ``module``/``criterion``.
+
+        ``quiet``: no output and no user callbacks (an internal run).
+        """
+        verbose = 0 if quiet else int(self.verbose)
         no_decay = {"weight_decay": 0.0}
         net = _CRNet(
             module=module,
@@ -117,17 +134,17 @@ class NetBuilderMixin:
             # Without decay one group does: one fused kernel call per step.
             if self.weight_decay > 0
             else [],
-            max_epochs=self.max_iter,
+            max_epochs=getattr(self, "max_iter_", 1),
             batch_size=self._batch_size_,
             iterator_train=_BatchLoader,
             iterator_valid=_BatchLoader,
             iterator_train__shuffle=True,
-            callbacks=self._callbacks(),
+            callbacks=self._callbacks(quiet),
             device=self.device_,
-            verbose=int(self.verbose),
+            verbose=verbose,
             objective=self._objective(n_features),
             # skorch formats its epoch table even when silent: drop it then.
-            **({} if self.verbose else {"callbacks__print_log": None}),
+            **({} if verbose else {"callbacks__print_log": None}),
         )
         net.initialize()
         return net

@@ -4,20 +4,17 @@
 loss's) tensors, and in the file's metadata a JSON document with the
 estimator's class name, parameters, fitted attributes, training history and
 the versions that wrote it. ``load_model`` reads it back without pickle or
-``torch.load``: it parses JSON and raw tensor bytes, rebuilds the network from
-the parameters and checks that every tensor matches it by name, shape and
-dtype. No code from the file is ever executed.
+``torch.load``: it parses JSON and raw tensor bytes, checks the parameters
+and attributes, checks that the tensors in the file are the ones the
+parameters describe, and only then builds the network. No code from the file
+is ever executed, and the memory a file can make the loader use is bounded
+by the file's size.
 """
 
-import hashlib
 import json
-import numbers
-import os
-import re
+import math
 import struct
-import tempfile
 import warnings
-from pathlib import Path
 
 import numpy as np
 import sklearn
@@ -27,6 +24,23 @@ from skorch.history import History
 
 from ._base import BaseCR
 from ._classifier import CRClassifier
+from ._model_file import (
+    MAX_HEADER_BYTES,
+    MAX_PARSE_COST,
+    TENSOR_DTYPES,
+    TORCH_DTYPE_NAMES,
+    bad,
+    decode,
+    digest,
+    encode,
+    is_int,
+    is_real,
+    parse_cost,
+    parse_json,
+    read_model_file,
+    tensor_view,
+    write_atomically,
+)
 from ._net_state import MODEL_PARTS, model_state
 from ._ordinal import CROrdinalRegressor
 from ._summaries import STREAM_ATTRIBUTES
@@ -47,157 +61,6 @@ _DERIVED = frozenset(
 #: The estimator classes a model file may name (an explicit list: a file
 #: names a class, and only these are ever instantiated).
 ESTIMATORS = {cls.__name__: cls for cls in (CRClassifier, CROrdinalRegressor)}
-# Safetensors caps its JSON header at 100 MB; a longer claim is corrupt.
-_MAX_HEADER_BYTES = 100_000_000
-_SCALAR_KINDS = "biufU"
-_ATTRIBUTE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class _FormatError(ValueError):
-    """A file that is not a valid, untampered cr_sklearn model file."""
-
-
-def _bad(path, reason):
-    return _FormatError(
-        f"{os.fspath(path)!r} is not a valid cr_sklearn model file: {reason}"
-    )
-
-
-# -- a JSON codec for plain data only ----------------------------------------
-def _encode(value, where):
-    """Plain data -> JSON-able; anything else is a TypeError naming ``where``."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic):
-        if value.dtype.kind not in _SCALAR_KINDS:
-            raise _unsafe(where, value)
-        return {"__type__": "scalar", "dtype": value.dtype.str, "value": value.item()}
-    if type(value) in (int, float):
-        return value
-    if isinstance(value, tuple):
-        items = [_encode(v, where) for v in value]
-        return {"__type__": "tuple", "items": items}
-    if isinstance(value, list):
-        return [_encode(v, where) for v in value]
-    if isinstance(value, dict):
-        items = [[_encode(k, where), _encode(v, where)] for k, v in value.items()]
-        return {"__type__": "dict", "items": items}
-    if isinstance(value, np.ndarray):
-        kind = value.dtype.kind
-        if kind in _SCALAR_KINDS:
-            data, dtype = value.ravel().tolist(), value.dtype.str
-        elif kind == "O":
-            data, dtype = [_encode_object_item(v, where) for v in value.ravel()], "O"
-        else:
-            raise _unsafe(where, value)
-        return {
-            "__type__": "ndarray",
-            "dtype": dtype,
-            "shape": list(value.shape),
-            "data": data,
-        }
-    raise _unsafe(where, value)
-
-
-def _encode_object_item(value, where):
-    if isinstance(value, np.generic) or type(value) in (int, float, bool, str):
-        return _encode(value, where)
-    if value is None:
-        return None
-    raise _unsafe(where, value)
-
-
-def _unsafe(where, value):
-    return TypeError(
-        f"{where} = {value!r:.80} (type {type(value).__name__}) cannot be saved "
-        "safely: save_model stores plain data only (None, bool, int, float, "
-        "str, lists, tuples, dicts and numeric or string numpy arrays)."
-    )
-
-
-def _decode(value, path):
-    """Inverse of :func:`_encode`; rejects anything it did not produce."""
-    if value is None or isinstance(value, (bool, str, int, float)):
-        return value
-    if isinstance(value, list):
-        return [_decode(v, path) for v in value]
-    if not isinstance(value, dict):
-        raise _bad(path, f"unexpected JSON value {value!r:.80}")
-    kind = value.get("__type__")
-    if kind == "tuple" and set(value) == {"__type__", "items"}:
-        return tuple(_decode(v, path) for v in _as_list(value["items"], path))
-    if kind == "dict" and set(value) == {"__type__", "items"}:
-        pairs = _as_list(value["items"], path)
-        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-            raise _bad(path, "malformed dict entry")
-        return {_decode(k, path): _decode(v, path) for k, v in pairs}
-    if kind == "scalar" and set(value) == {"__type__", "dtype", "value"}:
-        dtype = _dtype(value["dtype"], path, allow_object=False)
-        return dtype.type(value["value"])
-    if kind == "ndarray" and set(value) == {"__type__", "dtype", "shape", "data"}:
-        return _decode_array(value, path)
-    raise _bad(path, f"unknown encoded value {value!r:.80}")
-
-
-def _as_list(value, path):
-    if not isinstance(value, list):
-        raise _bad(path, f"expected a list, got {value!r:.80}")
-    return value
-
-
-def _dtype(spec, path, *, allow_object):
-    if allow_object and spec == "O":
-        return np.dtype(object)
-    if not isinstance(spec, str) or not re.fullmatch(r"[<>|=][biufU]\d{1,6}", spec):
-        raise _bad(path, f"unsupported dtype {spec!r:.40}")
-    return np.dtype(spec)
-
-
-def _decode_array(value, path):
-    dtype = _dtype(value["dtype"], path, allow_object=True)
-    shape = _as_list(value["shape"], path)
-    if not all(type(s) is int and s >= 0 for s in shape):
-        raise _bad(path, f"invalid array shape {shape!r:.80}")
-    data = _as_list(value["data"], path)
-    if len(data) != int(np.prod(shape, dtype=np.int64)):
-        raise _bad(path, "array data does not match its shape")
-    if dtype.kind == "O":
-        array = np.empty(len(data), dtype=object)
-        for i, item in enumerate(data):
-            item = _decode(item, path)
-            if not (item is None or isinstance(item, (bool, int, float, str))):
-                raise _bad(path, "object arrays may only hold scalars")
-            array[i] = item
-        return array.reshape(shape)
-    try:
-        return np.array(data, dtype=dtype).reshape(shape)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise _bad(path, f"array data does not match dtype {dtype}: {exc}") from None
-
-
-# -- file layout -------------------------------------------------------------
-def _digest(payload, data):
-    """SHA-256 over the JSON document and the raw tensor bytes."""
-    h = hashlib.sha256()
-    h.update(payload.encode("utf-8"))
-    h.update(data)
-    return h.hexdigest()
-
-
-def _split_file(blob, path):
-    """``(header dict, tensor data bytes)`` of a safetensors byte string."""
-    if len(blob) < 8:
-        raise _bad(path, "the file is too short")
-    (n,) = struct.unpack("<Q", blob[:8])
-    if n > min(_MAX_HEADER_BYTES, len(blob) - 8):
-        raise _bad(path, "the header length is invalid")
-    try:
-        header = json.loads(blob[8 : 8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _bad(path, f"the header is not JSON ({exc})") from None
-    if not isinstance(header, dict):
-        raise _bad(path, "the header is not a JSON object")
-    return header, blob[8 + n :]
 
 
 def _versions():
@@ -222,6 +85,27 @@ def _tensor_dict(prefix, state):
     }
 
 
+def _history_rows(history):
+    """The per-epoch rows of a skorch history, as plain Python scalars.
+
+    The per-batch entries are left out (kept as an empty ``batches`` list):
+    their number grows with the data, and nothing after a fit reads them.
+    """
+    rows = []
+    for row in history:
+        rows.append(
+            {
+                key: [] if key == "batches" else _plain_scalar(value)
+                for key, value in row.items()
+            }
+        )
+    return rows
+
+
+def _plain_scalar(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def save_model(estimator, path):
     """Save a fitted CR estimator to a file that is safe to load.
 
@@ -235,17 +119,20 @@ def save_model(estimator, path):
 
     The optimizer's state (Adam moments) is not saved: ``warm_start`` or
     ``partial_fit`` after loading continue from the saved weights with a
-    fresh optimizer.
+    fresh optimizer. The training history keeps one row per epoch; the
+    per-batch entries of skorch's history are not saved.
 
     Parameters
     ----------
     estimator : fitted CRClassifier or CROrdinalRegressor
         Any fitted cr_sklearn CR estimator (``architecture="mlp"`` or
         ``"residual"``, also after :mod:`cr_sklearn.growth` changed it).
-    path : str or path-like
-        Destination file, conventionally ``*.safetensors``. Written
-        atomically: an existing file is replaced only once the new one is
-        complete.
+    path : str, path-like or binary file object
+        Destination file, conventionally ``*.safetensors``. A path is
+        written atomically (an existing file is replaced only once the new
+        one is complete) with the permissions ``open(path, "w")`` would give
+        it: those of the file it replaces, else the umask's. A file object
+        opened for binary writing receives the bytes.
 
     Raises
     ------
@@ -253,6 +140,9 @@ def save_model(estimator, path):
         If ``estimator`` is not a cr_sklearn CR estimator, or a parameter or
         attribute is not plain data (e.g. ``callbacks`` objects or a
         ``numpy.random.RandomState`` as ``random_state``).
+    ValueError
+        If the model's metadata would exceed what :func:`load_model` reads
+        (see its Notes); no file is written then.
     sklearn.exceptions.NotFittedError
         If ``estimator`` is not fitted.
 
@@ -283,14 +173,14 @@ def save_model(estimator, path):
         )
     check_is_fitted(estimator, "net_")
     params = estimator.get_params(deep=False)
-    encoded_params = {k: _encode(v, f"parameter {k}") for k, v in params.items()}
+    encoded_params = {k: encode(v, f"parameter {k}") for k, v in params.items()}
     attributes = {
-        name: _encode(value, f"attribute {name}")
+        name: encode(value, f"attribute {name}")
         for name, value in vars(estimator).items()
         if name not in params and name not in _DERIVED
     }
     net = estimator.net_
-    history = _encode([dict(row) for row in net.history], "net_.history")
+    history = encode(_history_rows(net.history), "net_.history")
     tensors = {}
     for part, state in model_state(net).items():
         tensors.update(_tensor_dict(part, state))
@@ -308,33 +198,42 @@ def save_model(estimator, path):
     # The tensor data section does not depend on the metadata: hash it from
     # a first serialisation, then write the digest next to the payload.
     draft = save_tensors(tensors, metadata={_METADATA_KEY: payload})
-    data = _split_file(draft, path)[1]
-    metadata = {_METADATA_KEY: payload, "sha256": _digest(payload, data)}
+    (n_header,) = struct.unpack("<Q", draft[:8])
+    # What load_model would refuse is not written (the digest adds < 100 B).
+    if (
+        n_header > MAX_HEADER_BYTES - 100
+        or parse_cost(draft[8 : 8 + n_header]) > MAX_PARSE_COST - 10_000
+    ):
+        raise ValueError(
+            f"The model's metadata is too large to save ({n_header / 2**20:.1f} "
+            f"MiB, with a history of {len(net.history)} epochs): load_model "
+            f"reads at most {MAX_HEADER_BYTES // 2**20} MiB of metadata. Fit "
+            "with fewer epochs or fewer partial_fit calls (warm_start=False "
+            "starts a new history) before saving."
+        )
+    data = draft[8 + n_header :]
+    metadata = {_METADATA_KEY: payload, "sha256": digest(payload, data)}
     blob = save_tensors(tensors, metadata=metadata)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    if hasattr(path, "write"):
+        path.write(blob)
+    else:
+        write_atomically(blob, path)
 
 
-def _estimator_class(name, path):
-    if not isinstance(name, str) or name not in ESTIMATORS:
-        raise _bad(path, f"unknown estimator class {name!r:.80}")
-    return ESTIMATORS[name]
+# -- loading -----------------------------------------------------------------
+def _estimator_class(value, name):
+    if not isinstance(value, str) or value not in ESTIMATORS:
+        raise bad(name, f"unknown estimator class {value!r:.80}")
+    return ESTIMATORS[value]
 
 
-def _check_versions(versions, path):
+def _check_versions(versions, name):
     if not isinstance(versions, dict):
-        raise _bad(path, "missing version information")
+        raise bad(name, "missing version information")
     saved = versions.get("cr_sklearn")
     if saved != __version__:
         warnings.warn(
-            f"{os.fspath(path)!r} was saved with cr_sklearn {saved}, this is "
+            f"{name!r} was saved with cr_sklearn {str(saved):.40}, this is "
             f"{__version__}. The parameters and weights were checked against "
             "this version's network, but predictions may differ; refit the "
             "model if they matter.",
@@ -343,49 +242,369 @@ def _check_versions(versions, path):
         )
 
 
-def _load_state(module, tensors, prefix, path):
-    """Load ``prefix.*`` tensors into ``module``, names/shapes/dtypes checked."""
-    expected = module.state_dict()
-    given = {
-        k[len(prefix) + 1 :]: v
-        for k, v in tensors.items()
-        if k.startswith(prefix + ".")
-    }
-    missing = sorted(set(expected) - set(given))
-    unexpected = sorted(set(given) - set(expected))
-    if missing or unexpected:
-        raise _bad(
-            path,
-            f"its {prefix} tensors do not match the network its parameters "
-            f"describe (missing {missing[:5]}, unexpected {unexpected[:5]})",
+# -- what a fitted estimator's attributes may be -----------------------------
+def _float_vector(value, length, what, name, *, positive=False, sorted_=False):
+    if not (
+        isinstance(value, np.ndarray)
+        and value.dtype.kind == "f"
+        and value.dtype.itemsize == 8
+        and value.shape == (length,)
+    ):
+        raise bad(name, f"{what} must be a float64 array of shape ({length},)")
+    if not np.isfinite(value).all():
+        raise bad(name, f"{what} holds non-finite values")
+    if positive and not (value > 0).all():
+        raise bad(name, f"{what} must be positive")
+    if sorted_ and not (np.diff(value) >= 0).all():
+        raise bad(name, f"{what} must be non-decreasing")
+    return value.astype(np.float64)
+
+
+def _check_quantiles(value, what, name):
+    value = _float_vector(value, 101, what, name, sorted_=True)
+    if value[0] < 0:
+        raise bad(name, f"{what} must be non-negative")
+    return value
+
+
+def _check_int(value, what, name, low=0, high=None):
+    if not is_int(value) or value < low or (high is not None and value > high):
+        bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise bad(name, f"{what} must be an integer {bound}, got {value!r:.40}")
+    return int(value)
+
+
+def _check_classes(value, cls, name):
+    if not (isinstance(value, np.ndarray) and value.ndim == 1 and len(value) >= 2):
+        raise bad(name, "classes_ must be a 1-d array of at least 2 labels")
+    kind = value.dtype.kind
+    if kind == "O":
+        if not all(isinstance(v, (str, bool, int, float, np.generic)) for v in value):
+            raise bad(name, "classes_ may hold numbers or strings only")
+        if len({type(v) is str for v in value}) > 1:
+            raise bad(name, "classes_ mixes strings and numbers")
+    if kind == "f" or kind == "O":
+        numbers_ = [v for v in value if not isinstance(v, str)]
+        if numbers_ and not np.isfinite(np.asarray(numbers_, dtype=float)).all():
+            raise bad(name, "classes_ holds non-finite labels")
+    try:
+        unique = np.unique(value)
+    except TypeError:
+        raise bad(name, "classes_ cannot be compared (mixed types)") from None
+    if len(unique) != len(value):
+        raise bad(name, "classes_ holds repeated labels")
+    # CRClassifier encodes labels by their sorted position; the ordinal
+    # model keeps the order the user gave.
+    if cls is CRClassifier and not np.array_equal(unique, value):
+        raise bad(name, "classes_ must be sorted for CRClassifier")
+    return value
+
+
+def _check_feature_names(value, n_features, name):
+    if not (
+        isinstance(value, np.ndarray)
+        and value.shape == (n_features,)
+        and value.dtype.kind in "OU"
+        and all(isinstance(v, str) for v in value)
+    ):
+        raise bad(
+            name, f"feature_names_in_ must be {n_features} strings (n_features_in_)"
         )
-    for name, ref in expected.items():
-        t = given[name]
-        if t.shape != ref.shape or t.dtype != ref.dtype:
-            raise _bad(
-                path,
-                f"tensor {prefix}.{name} has shape {tuple(t.shape)} and dtype "
-                f"{t.dtype}; the network needs {tuple(ref.shape)} and {ref.dtype}",
+    return value
+
+
+def _check_float(value, what, name, *, optional=False, nonnegative=False):
+    if optional and value is None:
+        return None
+    if not is_real(value) or not math.isfinite(value):
+        raise bad(name, f"{what} must be a finite number, got {value!r:.40}")
+    if nonnegative and value < 0:
+        raise bad(name, f"{what} must be non-negative, got {value!r:.40}")
+    return float(value)
+
+
+def _check_float_list(value, what, name, *, finite):
+    if not (isinstance(value, list) and all(is_real(v) for v in value)):
+        raise bad(name, f"{what} must be a list of numbers")
+    if finite and not all(math.isfinite(v) for v in value):
+        raise bad(name, f"{what} holds non-finite values")
+    return [float(v) for v in value]
+
+
+_REQUIRED_ATTRIBUTES = frozenset(
+    {
+        "n_features_in_",
+        "classes_",
+        "n_iter_",
+        "loss_curve_",
+        "gradient_norm_mean_",
+        "gradient_norm_quantiles_",
+        "input_mean_",
+        "input_scale_",
+        "input_distance_quantiles_",
+    }
+)
+_OPTIONAL_ATTRIBUTES = frozenset(
+    {
+        "feature_names_in_",
+        "best_epoch_",
+        "validation_scores_",
+        "best_validation_score_",
+        "_batch_size_",
+        "_n_fit_calls",
+        "_seed",
+        "device_",
+        "early_stopping_",
+        "max_iter_",
+        "cv_validation_loss_",
+    }
+)
+_EARLY_STOPPING_MODES = ("off", "hold-out", "cv")
+_ORDINAL_ATTRIBUTES = frozenset({"cutpoints_", "_init_cutpoints"})
+
+
+def _check_attributes(cls, raw, name):
+    """Decode and validate the fitted attributes of a ``cls`` model file.
+
+    Only the attributes the estimators write are accepted, each with the
+    type, dtype and shape they have after ``fit``.
+    """
+    if not isinstance(raw, dict):
+        raise bad(name, "missing fitted attributes")
+    required = _REQUIRED_ATTRIBUTES
+    if cls is CROrdinalRegressor:
+        required = required | _ORDINAL_ATTRIBUTES
+    allowed = required | _OPTIONAL_ATTRIBUTES
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise bad(name, f"attribute name {unknown[0]!r:.80} is not allowed")
+    missing = sorted(required - set(raw))
+    if missing:
+        raise bad(name, f"missing fitted attributes {missing}")
+    a = {key: decode(value, name) for key, value in raw.items()}
+    n_features = a["n_features_in_"]
+    if not is_int(n_features) or n_features < 1:
+        raise bad(name, f"invalid n_features_in_ {n_features!r:.40}")
+    n_features = a["n_features_in_"] = int(n_features)
+    a["classes_"] = classes = _check_classes(a["classes_"], cls, name)
+    n_iter = a["n_iter_"] = _check_int(a["n_iter_"], "n_iter_", name)
+    a["loss_curve_"] = _check_float_list(
+        a["loss_curve_"], "loss_curve_", name, finite=False
+    )
+    if len(a["loss_curve_"]) != n_iter:
+        raise bad(name, "loss_curve_ must have n_iter_ entries")
+    if "best_epoch_" in a and a["best_epoch_"] is not None:
+        a["best_epoch_"] = _check_int(
+            a["best_epoch_"], "best_epoch_", name, low=1, high=n_iter
+        )
+    scores = a.get("validation_scores_")
+    best = a.get("best_validation_score_")
+    if scores is not None:
+        scores = a["validation_scores_"] = _check_float_list(
+            scores, "validation_scores_", name, finite=True
+        )
+        if not 0 < len(scores) <= n_iter or _check_float(
+            best, "best_validation_score_", name
+        ) != max(scores):
+            raise bad(name, "validation_scores_ and best_validation_score_ differ")
+    elif best is not None:
+        raise bad(name, "best_validation_score_ without validation_scores_")
+    quantiles = a["gradient_norm_quantiles_"] = _check_quantiles(
+        a["gradient_norm_quantiles_"], "gradient_norm_quantiles_", name
+    )
+    mean = a["gradient_norm_mean_"] = _check_float(
+        a["gradient_norm_mean_"], "gradient_norm_mean_", name, nonnegative=True
+    )
+    # The mean of the norms lies between their smallest and largest value
+    # (0 only for a network that is flat on all its training data).
+    slack = 1e-9 * quantiles[100] + 1e-300
+    if not quantiles[0] - slack <= mean <= quantiles[100] + slack:
+        raise bad(name, "gradient_norm_mean_ lies outside its quantiles")
+    a["input_distance_quantiles_"] = _check_quantiles(
+        a["input_distance_quantiles_"], "input_distance_quantiles_", name
+    )
+    a["input_mean_"] = _float_vector(a["input_mean_"], n_features, "input_mean_", name)
+    a["input_scale_"] = _float_vector(
+        a["input_scale_"], n_features, "input_scale_", name, positive=True
+    )
+    if "feature_names_in_" in a:
+        _check_feature_names(a["feature_names_in_"], n_features, name)
+    for key, low in (("_batch_size_", 1), ("_n_fit_calls", 0), ("_seed", 0)):
+        if key in a:
+            a[key] = _check_int(a[key], key, name, low=low, high=2**63 - 1)
+    if "device_" in a and not isinstance(a["device_"], str):
+        raise bad(name, "device_ must be a string")
+    if "early_stopping_" in a and a["early_stopping_"] not in _EARLY_STOPPING_MODES:
+        raise bad(name, f"early_stopping_ must be one of {_EARLY_STOPPING_MODES}")
+    if "max_iter_" in a:
+        a["max_iter_"] = _check_int(a["max_iter_"], "max_iter_", name, low=1)
+    cv_loss = a.get("cv_validation_loss_")
+    if cv_loss is not None and not (
+        isinstance(cv_loss, np.ndarray)
+        and cv_loss.dtype.kind == "f"
+        and cv_loss.ndim == 1
+    ):
+        raise bad(name, "cv_validation_loss_ must be None or a 1-d float array")
+    if cls is CROrdinalRegressor:
+        k = len(classes) - 1
+        cut = a["cutpoints_"] = _float_vector(a["cutpoints_"], k, "cutpoints_", name)
+        if not (np.diff(cut) > 0).all():
+            raise bad(name, "cutpoints_ must be strictly increasing")
+        a["_init_cutpoints"] = _float_vector(
+            a["_init_cutpoints"], k, "_init_cutpoints", name
+        )
+    return a
+
+
+def _check_history(raw, n_iter, name):
+    """A list of ``n_iter`` epoch rows: dicts of scalars (and batch lists)."""
+    if not isinstance(raw, list) or len(raw) != n_iter:
+        raise bad(name, "its history must be a list of n_iter_ epochs")
+    rows = raw
+    for i, encoded in enumerate(rows):
+        # Decoded in place, so the encoded and decoded forms of the whole
+        # history never coexist in memory.
+        row = rows[i] = decode(encoded, name)
+        if not isinstance(row, dict) or not all(isinstance(k, str) for k in row):
+            raise bad(name, "a history entry is not a dict of named values")
+        for key, value in row.items():
+            if key == "batches":
+                if not isinstance(value, list) or not all(
+                    isinstance(b, dict)
+                    and all(_is_history_scalar(v) for v in b.values())
+                    for b in value
+                ):
+                    raise bad(name, "malformed batches in the history")
+            elif not _is_history_scalar(value):
+                raise bad(name, f"history value {key!r:.40} is not a scalar")
+    return rows
+
+
+def _is_history_scalar(value):
+    return value is None or isinstance(value, (bool, int, float, str, np.generic))
+
+
+def _check_params(cls, raw, name):
+    """An unfitted ``cls`` with the file's parameters, validated as in ``fit``."""
+    if not isinstance(raw, dict):
+        raise bad(name, "missing parameters")
+    params = {k: decode(v, name) for k, v in raw.items()}
+    estimator = cls()
+    valid = set(estimator.get_params(deep=False))
+    if set(params) != valid:
+        raise ValueError(
+            f"{name!r} has parameters that do not match "
+            f"{cls.__name__} in this cr_sklearn version: unknown "
+            f"{sorted(map(str, set(params) - valid))}, missing "
+            f"{sorted(valid - set(params))}."
+        )
+    if params.get("callbacks"):
+        raise bad(name, "it lists callbacks: callback objects are never loaded")
+    estimator.set_params(**params)
+    try:
+        estimator._validate_params()
+        estimator._hidden_sizes()
+    except (TypeError, ValueError) as exc:
+        raise bad(name, f"invalid parameters ({exc})") from None
+    return estimator
+
+
+def _expected_tensors(estimator, table, name):
+    """Names, shapes and dtypes of the tensors the parameters describe.
+
+    Built on torch's ``meta`` device, which allocates no memory, after
+    checking that the file holds a tensor for every layer: neither huge
+    widths nor many layers can make this cost more than the file does.
+    """
+    n_module = sum(key.startswith("module.") for key in table)
+    # Every layer, the output one included, has a weight and a bias.
+    if 2 * (len(estimator._hidden_sizes()) + 1) > n_module:
+        raise bad(name, "its parameters describe more layers than it has tensors")
+    try:
+        with torch.device("meta"):
+            parts = {
+                "module": estimator._make_module(estimator.n_features_in_),
+                "criterion": estimator._make_criterion(),
+            }
+    except (TypeError, ValueError, IndexError, RuntimeError) as exc:
+        raise bad(name, f"its attributes cannot describe a network ({exc})") from None
+    expected = {}
+    for part, module in parts.items():
+        for key, tensor in module.state_dict().items():
+            expected[f"{part}.{key}"] = (tuple(tensor.shape), tensor.dtype)
+    return expected
+
+
+def _check_table(table, expected, name):
+    """The file's tensors must be exactly the ones the parameters describe."""
+    missing = sorted(set(expected) - set(table))
+    unexpected = sorted(set(table) - set(expected))
+    if missing or unexpected:
+        raise bad(
+            name,
+            "its tensors do not match the network its parameters describe "
+            f"(missing {missing[:5]}, unexpected {unexpected[:5]})",
+        )
+    for key, (shape, dtype) in expected.items():
+        file_dtype, file_shape, _, _ = table[key]
+        wanted = TORCH_DTYPE_NAMES.get(dtype)
+        if file_shape != shape or TENSOR_DTYPES.get(wanted) != file_dtype:
+            raise bad(
+                name,
+                f"tensor {key} has shape {file_shape} and dtype {file_dtype}; "
+                f"the network needs {shape} and {dtype}",
             )
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise _bad(path, f"tensor {prefix}.{name} holds non-finite values")
-    module.load_state_dict({k: given[k] for k in expected}, strict=True)
+
+
+def _load_tensors(net, table, data, name):
+    for part in MODEL_PARTS:
+        prefix = part + "."
+        given = {
+            key[len(prefix) :]: tensor_view(data, entry, key, name)
+            for key, entry in table.items()
+            if key.startswith(prefix)
+        }
+        getattr(net, part + "_").load_state_dict(given, strict=True)
+
+
+def _check_loaded(estimator, name):
+    """Invariants that need the loaded network: the ordinal cut-points."""
+    if isinstance(estimator, CROrdinalRegressor):
+        with torch.no_grad():
+            cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
+        if not np.allclose(cut, estimator.cutpoints_, rtol=1e-6, atol=1e-6):
+            raise bad(name, "cutpoints_ differ from the cut-points of its tensors")
 
 
 def load_model(path, *, device="cpu"):
     """Load an estimator saved by :func:`save_model`, executing no code.
 
     The file is parsed as JSON and raw tensor bytes only (never pickle or
-    ``torch.load``). The estimator class must be one of cr_sklearn's CR
-    estimators; its parameters are validated like in ``fit``; the network is
-    rebuilt from them and every saved tensor must match it by name, shape and
-    dtype; attributes may not shadow methods; a SHA-256 digest detects
-    modified or truncated files.
+    ``torch.load``), through a bounded reader, and everything in it is
+    checked before a network is built:
+
+    - the file: a regular file (never a device or a FIFO) or a binary file
+      object, a JSON header of at most 4 MiB, a tensor table whose byte
+      ranges tile the data section exactly and whose total matches the
+      file's size (read before the data), a SHA-256 digest over the
+      content;
+    - the estimator: one of cr_sklearn's CR estimator classes, with the
+      parameters of this version, validated as in ``fit``;
+    - the fitted attributes: only those the estimators write, each with its
+      type, dtype and shape (``classes_`` unique, sorted for
+      :class:`CRClassifier`, in the saved order for
+      :class:`CROrdinalRegressor`; finite summaries; positive feature
+      scales; strictly increasing cut-points; one feature name per
+      feature), and a history of one row per epoch;
+    - the tensors: exactly the names, shapes and dtypes of the network the
+      parameters and attributes describe (worked out without allocating
+      it), all finite. Only then is the network built and loaded.
 
     Parameters
     ----------
-    path : str or path-like
-        A file written by :func:`save_model`.
+    path : str, path-like or binary file object
+        A file written by :func:`save_model`, or an object with a
+        ``read`` method (opened in binary mode) positioned at its start.
     device : str, default="cpu"
         Device for the loaded network (sets ``device_``).
 
@@ -399,7 +618,10 @@ def load_model(path, *, device="cpu"):
     ValueError
         If the file is not a cr_sklearn model file, was modified or
         truncated, has a newer format version, names an unknown estimator,
-        or holds invalid parameters, attributes or tensors.
+        or holds invalid parameters, attributes or tensors. Every malformed
+        input raises this (a subclass of it), never another exception type.
+    OSError
+        If ``path`` cannot be opened (e.g. it does not exist).
 
     Warns
     -----
@@ -412,9 +634,15 @@ def load_model(path, *, device="cpu"):
 
     Notes
     -----
+    Memory: loading a file makes the process grow by at most about three
+    times the file's size plus a few tens of megabytes, whatever the file
+    claims (its header is read before any data, and no network larger than
+    the tensors in the file is ever built).
+
     The digest detects corruption and careless edits, not a deliberate
     forgery (anyone can recompute it). What makes loading safe is the
-    format: plain data is read and checked, nothing is executed.
+    format and the checks: plain data is read and checked, nothing is
+    executed, and nothing is sized by a claim the file cannot back.
 
     Examples
     --------
@@ -431,78 +659,51 @@ def load_model(path, *, device="cpu"):
     >>> loaded.classes_
     array([0, 1, 2])
     """
-    load_tensors = _safetensors().load
-
-    blob = Path(path).read_bytes()
-    header, data = _split_file(blob, path)
+    _safetensors()  # the optional dependency, for a clear ImportError
+    name, header, table, data = read_model_file(path)
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or _METADATA_KEY not in metadata:
-        raise _bad(path, "it has no cr_sklearn metadata")
+        raise bad(name, "it has no cr_sklearn metadata")
     payload_text = metadata[_METADATA_KEY]
-    if not isinstance(payload_text, str) or metadata.get("sha256") != _digest(
+    if not isinstance(payload_text, str) or metadata.get("sha256") != digest(
         payload_text, data
     ):
-        raise _bad(path, "its SHA-256 digest does not match: it was modified")
-    try:
-        payload = json.loads(payload_text)
-    except json.JSONDecodeError as exc:
-        raise _bad(path, f"its metadata is not JSON ({exc})") from None
+        raise bad(name, "its SHA-256 digest does not match: it was modified")
+    del header, metadata
+    payload = parse_json(payload_text, name, "metadata")
+    del payload_text
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
-        raise _bad(path, "unknown format")
+        raise bad(name, "unknown format")
     version = payload.get("format_version")
-    if not isinstance(version, numbers.Integral) or version > _FORMAT_VERSION:
+    if not is_int(version) or version > _FORMAT_VERSION:
         raise ValueError(
-            f"{os.fspath(path)!r} uses model format version {version!r}; this "
+            f"{name!r} uses model format version {version!r:.40}; this "
             f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."
         )
-    _check_versions(payload.get("versions"), path)
-    cls = _estimator_class(payload.get("estimator"), path)
-
-    raw_params = payload.get("params")
-    if not isinstance(raw_params, dict):
-        raise _bad(path, "missing parameters")
-    params = {k: _decode(v, path) for k, v in raw_params.items()}
-    estimator = cls()
-    valid = set(estimator.get_params(deep=False))
-    if set(params) != valid:
-        raise ValueError(
-            f"{os.fspath(path)!r} has parameters that do not match "
-            f"{cls.__name__} in this cr_sklearn version: unknown "
-            f"{sorted(set(params) - valid)}, missing {sorted(valid - set(params))}."
-        )
-    if params.get("callbacks"):
-        raise _bad(path, "it lists callbacks: callback objects are never loaded")
-    estimator.set_params(**params)
-    estimator._validate_params()
-
-    raw_attributes = payload.get("attributes")
-    if not isinstance(raw_attributes, dict) or "n_features_in_" not in raw_attributes:
-        raise _bad(path, "missing fitted attributes")
-    for name, value in raw_attributes.items():
-        if (
-            not _ATTRIBUTE_NAME.match(name)
-            or name.startswith("__")
-            or name in valid
-            or name in _DERIVED
-            or hasattr(cls, name)
-        ):
-            raise _bad(path, f"attribute name {name!r:.80} is not allowed")
-        setattr(estimator, name, _decode(value, path))
-    n_features = estimator.n_features_in_
-    if type(n_features) is not int or n_features < 1:
-        raise _bad(path, f"invalid n_features_in_ {n_features!r:.40}")
+    _check_versions(payload.get("versions"), name)
+    cls = _estimator_class(payload.get("estimator"), name)
+    estimator = _check_params(cls, payload.get("params"), name)
+    attributes = _check_attributes(cls, payload.get("attributes"), name)
+    history = _check_history(payload.get("history"), attributes["n_iter_"], name)
+    del payload
+    for key, value in attributes.items():
+        setattr(estimator, key, value)
+    try:
+        estimator._check_class_weight()
+    except (TypeError, ValueError) as exc:
+        raise bad(name, f"invalid parameters ({exc})") from None
     estimator.device_ = resolve_device(device)
 
-    try:
-        tensors = load_tensors(blob)
-    except Exception as exc:  # safetensors raises its own error type
-        raise _bad(path, f"its tensors cannot be read ({exc})") from None
+    _check_table(table, _expected_tensors(estimator, table, name), name)
     try:
         net = estimator._rebuild_net()
     except (AttributeError, TypeError, ValueError, IndexError) as exc:
-        raise _bad(path, f"its attributes cannot rebuild the network ({exc})") from None
-    for part in MODEL_PARTS:
-        _load_state(getattr(net, part + "_"), tensors, part, path)
-    net.history = History(_decode(payload.get("history") or [], path))
+        raise bad(name, f"its attributes cannot rebuild the network ({exc})") from None
+    _load_tensors(net, table, data, name)
+    # The raw bytes are in the network now: free them before the float64
+    # inference copy is made.
+    del data
+    net.history = History(history)
     estimator._set_net(net)
+    _check_loaded(estimator, name)
     return estimator

@@ -5,7 +5,9 @@ Everything here duck-types estimators (``input_gradient_norms``,
 same scorer compares CR networks with any other model family.
 """
 
+import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.pipeline import Pipeline
@@ -43,6 +45,10 @@ def gradient_tail_ratio(norms, q=99):
     tau : float
         ``percentile(norms, q) / mean(norms)``; ``nan`` if every norm is 0
         (a locally constant model, e.g. a tree ensemble between its splits).
+        When pooling, a fold whose norms are all 0 has no scale to divide by:
+        it is left out, with a warning, and tau is ``nan`` if no fold is
+        left. The ratio is computed on norms divided by their maximum, so
+        norms near the float64 limit do not overflow.
 
     Examples
     --------
@@ -58,13 +64,27 @@ def gradient_tail_ratio(norms, q=99):
         raise ValueError(f"q must be a number in [0, 100], got {q!r}.")
     if _is_sequence_of_arrays(norms):
         parts = [_check_norms(part) for part in norms]
-        norms = np.concatenate([_scaled_by_mean(part) for part in parts])
+        flat = [i for i, part in enumerate(parts) if not part.max() > 0]
+        if flat:
+            warnings.warn(
+                f"gradient_tail_ratio: fold(s) {flat} of {len(parts)} have only "
+                "zero gradient norms (a locally constant model) and are left out "
+                "of the pooled tau.",
+                UserWarning,
+                stacklevel=2,
+            )
+        kept = [_scaled_by_mean(p) for i, p in enumerate(parts) if i not in flat]
+        if not kept:
+            return float("nan")
+        norms = np.concatenate(kept)
     else:
         norms = _check_norms(norms)
-    mean = norms.mean()
-    if mean == 0:
+    top = norms.max()
+    if not top > 0:
         return float("nan")
-    return float(np.percentile(norms, q) / mean)
+    # In [0, 1] after dividing by the maximum: the mean cannot overflow.
+    scaled = norms / top
+    return float(np.percentile(scaled, q) / scaled.mean())
 
 
 def _is_sequence_of_arrays(norms):
@@ -89,8 +109,9 @@ def _check_norms(norms):
 
 
 def _scaled_by_mean(norms):
-    mean = norms.mean()
-    return norms / mean if mean > 0 else norms
+    """``norms / mean(norms)`` (mean > 0), without overflow."""
+    scaled = norms / norms.max()
+    return scaled / scaled.mean()
 
 
 def _cr_step(estimator):
@@ -114,6 +135,14 @@ def _response(estimator, response_method):
             response_method = "log_proba"
         else:
             response_method = "predict"
+    if response_method in ("log_proba", "predict_proba") and not hasattr(
+        estimator, "predict_proba"
+    ):
+        raise ValueError(
+            f"response_method={response_method!r} differentiates predict_proba, "
+            f"which {type(estimator).__name__} does not have; use 'auto', "
+            "'decision_function' or 'predict'."
+        )
     if response_method == "log_proba":
 
         def function(X):
@@ -177,12 +206,19 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
         class for two classes, all columns otherwise. Ignored for CR
         estimators.
     step : float, default=1e-3
-        Relative finite-difference step (see above).
+        Relative finite-difference step (see above): finite, at least 1e-12.
 
     Returns
     -------
     norms : ndarray of shape (n_samples,)
         The Frobenius norm of each sample's Jacobian of the output.
+
+    Raises
+    ------
+    ValueError
+        If ``response_method`` is not one of the above, asks for
+        ``predict_proba`` of an estimator without one, or ``step`` is not a
+        finite number of at least 1e-12 (checked for every estimator).
 
     Notes
     -----
@@ -200,22 +236,57 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
     >>> bool(np.allclose(gradient_norms(lr, X), np.linalg.norm(lr.coef_)))
     True
     """
+    # Checked for every estimator, also where they are not used (CR ones):
+    # a typo or a NaN step should not pass silently.
+    _check_response_method(response_method)
+    step = _check_step(step)
     check_is_fitted(estimator)
     cr, before = _cr_step(estimator)
     if cr is not None:
         Xt = X if before is None else before.transform(X)
         return np.asarray(cr.input_gradient_norms(Xt), dtype=np.float64)
-    if not isinstance(step, numbers.Real) or step <= 0:
-        raise ValueError(f"step must be a positive number, got {step!r}.")
-    options = {"auto", "decision_function", "log_proba", "predict_proba", "predict"}
-    if response_method not in options:
-        raise ValueError(
-            f"response_method must be one of {sorted(options)}, got "
-            f"{response_method!r}."
-        )
     return _finite_difference_norms(
         _response(estimator, response_method), X, float(step)
     )
+
+
+_RESPONSE_METHODS = (
+    "auto",
+    "decision_function",
+    "log_proba",
+    "predict_proba",
+    "predict",
+)
+# Relative steps below this drown the difference f(x + h) - f(x - h) in
+# float64 rounding (and tiny ones underflow to h = 0).
+_MIN_STEP = 1e-12
+
+
+def _check_response_method(response_method):
+    if not isinstance(response_method, str) or response_method not in (
+        _RESPONSE_METHODS
+    ):
+        raise ValueError(
+            f"response_method must be one of {list(_RESPONSE_METHODS)}, got "
+            f"{response_method!r}."
+        )
+
+
+def _check_step(step):
+    if (
+        not isinstance(step, numbers.Real)
+        or isinstance(step, bool)
+        or not math.isfinite(step)
+        or step <= 0
+    ):
+        raise ValueError(f"step must be a finite number > 0, got {step!r}.")
+    if step < _MIN_STEP:
+        raise ValueError(
+            f"step={step!r} is below {_MIN_STEP:g}: the finite differences "
+            "would be lost in float64 rounding. Use a relative step such as "
+            "1e-3 (the default)."
+        )
+    return float(step)
 
 
 def _finite_difference_norms(function, X, step):
@@ -268,8 +339,8 @@ class DREGScorer:
         What is differentiated for non-CR estimators; see
         :func:`gradient_norms`.
     step : float, default=1e-3
-        Relative finite-difference step for non-CR estimators; see
-        :func:`gradient_norms`.
+        Relative finite-difference step for non-CR estimators (finite, at
+        least 1e-12); see :func:`gradient_norms`.
 
     See Also
     --------

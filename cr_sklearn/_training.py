@@ -16,6 +16,7 @@ from skorch import NeuralNet
 from skorch.callbacks import Callback, EarlyStopping
 
 from ._net_state import restore, snapshot
+from ._utils import clamp_threads
 
 __all__ = []
 
@@ -110,10 +111,73 @@ class _CRNet(NeuralNet):
     def notify(self, method_name, **cb_kwargs):
         if method_name == "on_train_begin":
             self.stop_requested_ = False
+            self.interrupted_ = False
+            self._last_complete_epoch = None
+            self._rows_at_train_begin = len(self.history)
         super().notify(method_name, **cb_kwargs)
+        if method_name in ("on_train_begin", "on_epoch_end"):
+            self._mark_complete_epoch()
         if method_name == "on_epoch_end" and getattr(self, "stop_requested_", False):
             # skorch's way to end the epoch loop (its fit loop catches it).
             raise KeyboardInterrupt
+
+    def _mark_complete_epoch(self):
+        # The history length and the model state at the end of the last
+        # complete epoch. The finite guard holds that state already (its
+        # latest good snapshot, never mutated): keep a reference, no copy.
+        guard = dict(self.callbacks_).get("finite_guard")
+        state = None if guard is None else guard.snapshots_[1]
+        self._last_complete_epoch = (len(self.history), state)
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        """skorch's epoch loop; a real interrupt rewinds to the last full epoch.
+
+        skorch ends training on ``KeyboardInterrupt`` (and early stopping
+        raises one through :meth:`request_stop`). An interrupt that no
+        callback requested is the user's (Ctrl-C): it sets ``interrupted_``,
+        drops the unfinished epoch from the history and restores the model
+        of the last complete one, so the returned model matches its history.
+        """
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            if not getattr(self, "stop_requested_", False):
+                self.interrupted_ = True
+                self._rewind_to_complete_epoch()
+            raise
+
+    def partial_fit(self, X, y=None, classes=None, **fit_params):
+        """skorch's ``partial_fit``; an interrupt before any epoch propagates.
+
+        With no complete epoch in the history there is no model to return,
+        so the ``KeyboardInterrupt`` skorch swallowed is raised again (after
+        the callbacks' ``on_train_end``).
+        """
+        super().partial_fit(X, y, classes, **fit_params)
+        if getattr(self, "interrupted_", False) and not len(self.history):
+            raise KeyboardInterrupt
+        return self
+
+    def _rewind_to_complete_epoch(self):
+        last = getattr(self, "_last_complete_epoch", None)
+        if last is None:
+            return
+        n_rows, state = last
+        if len(self.history) > n_rows:
+            del self.history[n_rows:]
+            if state is not None:
+                restore(self, state)
+        if len(self.history) == self._rows_at_train_begin:
+            # Not one epoch of this fit completed: nothing was validated.
+            self.valid_dataset_ = None
+
+    def interrupt_message(self):
+        """The warning of an interrupted fit (see :meth:`fit_loop`)."""
+        done = len(self.history) - getattr(self, "_rows_at_train_begin", 0)
+        return (
+            "Training interrupted by user: the fit stopped after "
+            f"{done} complete epoch(s) of this call and returns that model."
+        )
 
     def infer(self, x, **fit_params):
         X = x["X"] if isinstance(x, dict) else x
@@ -323,6 +387,9 @@ _GLOBAL_STATE_LOCK = threading.RLock()
 def _torch_context(seed, n_threads=None, device="cpu"):
     """Seed torch locally and bound its threads, restoring both afterwards.
 
+    ``n_threads`` above the CPUs this process may use is clamped to them,
+    with a warning (:func:`~cr_sklearn._utils.clamp_threads`).
+
     ``fork_rng`` saves and restores the global RNG state, so a fit neither
     depends on nor changes the caller's random streams. That state is
     process-wide: fits in concurrent threads take turns (they would otherwise
@@ -332,12 +399,13 @@ def _torch_context(seed, n_threads=None, device="cpu"):
     if str(device).startswith("cuda"):
         dev = torch.device(device)
         devices = [dev.index if dev.index is not None else torch.cuda.current_device()]
+    n_threads = clamp_threads(n_threads)
     with _GLOBAL_STATE_LOCK:
         previous = torch.get_num_threads()
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(seed)
             if n_threads is not None:
-                torch.set_num_threads(int(n_threads))
+                torch.set_num_threads(n_threads)
             try:
                 yield
             finally:

@@ -1,7 +1,12 @@
 """Small helpers shared by the estimators, scorers, plots and growth (private)."""
 
 import importlib
+import math
+import numbers
+import os
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
@@ -77,25 +82,132 @@ def label_ranks(classes, labels):
     return sorter[np.searchsorted(classes, labels, sorter=sorter)].astype(np.int64)
 
 
-def validation_split(y_codes, fraction, seed):
-    """Indices ``(train, valid)`` of a hold-out split, or ``None`` if too small.
+def validation_split(y_codes, fraction, seed, *, strict=True):
+    """Indices ``(train, valid)`` of a hold-out split.
 
     Stratified by class when every class has at least two samples and both
-    sides can hold one of each; otherwise a plain random split.
+    sides can hold one of each; otherwise a plain random split. ``strict``
+    raises a ValueError naming the counts when the training side cannot
+    hold a row of every class or the validation side would be empty;
+    without it such data gets ``None`` (no hold-out set) or a random split.
     """
     n = len(y_codes)
     n_valid = int(np.ceil(fraction * n))
-    if n_valid < 1 or n - n_valid < 2:
-        return None
+    n_train = n - n_valid
     counts = np.bincount(y_codes)
     counts = counts[counts > 0]
-    if counts.min() >= 2 and n_valid >= len(counts) and n - n_valid >= len(counts):
+    k = len(counts)
+
+    def too_small():
+        return ValueError(
+            f"validation_fraction={fraction} leaves {n_train} training and "
+            f"{n_valid} validation rows of these {n} samples of {k} classes: "
+            "early stopping needs a validation row and every class in the "
+            "training rows. Change validation_fraction, or set "
+            "early_stopping=False."
+        )
+
+    if strict and (n_valid < 1 or n_train < k):
+        raise too_small()
+    if counts.min() >= 2 and n_valid >= k and n_train >= k:
         splitter = StratifiedShuffleSplit(
             n_splits=1, test_size=n_valid, random_state=seed
         )
-    else:
-        splitter = ShuffleSplit(n_splits=1, test_size=n_valid, random_state=seed)
+        train, valid = next(splitter.split(np.zeros((n, 1)), y_codes))
+        # The allocation rounds per class: at an extreme fraction a class of
+        # few rows may have none left for training.
+        if strict and len(np.unique(y_codes[train])) < k:
+            raise too_small()
+        return train, valid
+    if n_valid < 1 or n_train < 2:
+        return None
+    splitter = ShuffleSplit(n_splits=1, test_size=n_valid, random_state=seed)
     return next(splitter.split(np.zeros((n, 1)), y_codes))
+
+
+def is_integer(value):
+    """Whether ``value`` is an integer (Python or numpy), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def find_stacklevel():
+    """The ``stacklevel`` that points a warning at the user's code.
+
+    Counts the frames, from the function that calls this one, that belong to
+    cr_sklearn, scikit-learn, skorch or ``contextlib`` (the wrappers a fit
+    runs through).
+    """
+    import contextlib
+
+    import sklearn
+    import skorch
+
+    skip = tuple(
+        os.path.dirname(os.path.abspath(module.__file__))
+        for module in (sys.modules[__package__], sklearn, skorch)
+    ) + (os.path.abspath(contextlib.__file__),)
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        skip
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _cgroup_cpu_limit():
+    """CPUs the cgroup quota allows (cgroup v2, then v1), or ``None``."""
+    root = Path("/sys/fs/cgroup")
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        if quota != "max":
+            return int(quota) / int(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+        if quota > 0 and period > 0:
+            return quota / period
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def usable_cpus():
+    """CPUs this process may run on: its affinity, bounded by a cgroup quota."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    limit = _cgroup_cpu_limit()
+    if limit is not None:
+        n = min(n, max(1, math.ceil(limit)))
+    return max(1, n)
+
+
+def clamp_threads(n_threads):
+    """``n_threads`` bounded by :func:`usable_cpus`, warning when clamped.
+
+    More threads than CPUs only adds contention, and a huge count makes the
+    OpenMP runtime fail (or abort the interpreter). ``None`` stays ``None``.
+    """
+    if n_threads is None:
+        return None
+    limit = usable_cpus()
+    if n_threads > limit:
+        warnings.warn(
+            f"n_threads={n_threads} is more than the {limit} CPUs this process "
+            f"may use: {limit} threads are used.",
+            UserWarning,
+            stacklevel=find_stacklevel(),
+        )
+        return limit
+    return int(n_threads)
 
 
 def check_finite_rows(values, what):

@@ -11,11 +11,16 @@ Sub-commands:
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
 
 __all__ = ["main"]
+
+# A scheduler that does not answer in this time is unreachable: fail before
+# any fit (dask's own default waits 30 s, then raises an OSError).
+SCHEDULER_TIMEOUT_S = 10
 
 MODEL_ALIASES = {
     "cr": "CR",
@@ -45,7 +50,12 @@ def _ints(text):
 
 
 def _names(text):
-    return [v.strip() for v in text.split(",") if v.strip()]
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated names, got {text!r}"
+        )
+    return names
 
 
 def _add_parallel_options(parser):
@@ -85,7 +95,8 @@ def _add_study_options(parser, *, evaluate):
         "--models",
         type=_names,
         help="comma-separated models among CR, LogisticRegression (logreg), SVC, "
-        "RandomForest (rf), XGBoost (xgb; HistGradientBoosting without xgboost), "
+        "RandomForest (rf), XGBoost (xgb; a HistGradientBoosting stand-in "
+        "without xgboost), "
         "MLP (default: all)",
     )
     if not evaluate:
@@ -114,7 +125,9 @@ def _add_study_options(parser, *, evaluate):
     parser.add_argument(
         "--test",
         choices=("wilcoxon", "corrected_t"),
-        default="wilcoxon",
+        # The plot's intervals are the corrected t-test's: the same default
+        # keeps the table and the plot in agreement.
+        default="corrected_t",
         help="paired test against CR, Holm-corrected (default: %(default)s)",
     )
     parser.add_argument(
@@ -122,9 +135,9 @@ def _add_study_options(parser, *, evaluate):
     )
     parser.add_argument(
         "--out",
-        default=None if evaluate else "cr_sklearn_study",
-        help="folder for study.csv, study.png and study.md"
-        + ("" if evaluate else " (default: %(default)s)"),
+        default="cr_sklearn_evaluate" if evaluate else "cr_sklearn_study",
+        help="folder for study.csv, study.png and study.md, checked before "
+        "any fit; files of these names in it are replaced (default: %(default)s)",
     )
     _add_parallel_options(parser)
 
@@ -184,7 +197,8 @@ def build_parser():
     fact.add_argument(
         "--out",
         default="cr_sklearn_factorial",
-        help="folder for factorial.csv and factorial.md (default: %(default)s)",
+        help="folder for factorial.csv and factorial.md, checked before any fit "
+        "(default: %(default)s)",
     )
     _add_parallel_options(fact)
     return parser
@@ -206,7 +220,14 @@ def _backend(name, scheduler):
             "--backend dask needs dask.distributed: pip install 'cr_sklearn[dask]'."
         ) from exc
     if scheduler:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(
+                f"Cannot reach the Dask scheduler at {scheduler} (no answer within "
+                f"{SCHEDULER_TIMEOUT_S} s: {exc}). Check --scheduler, or leave it "
+                "out to start a local cluster."
+            ) from None
     else:
         client = Client(processes=True, threads_per_worker=1)
     with client, joblib.parallel_config(backend="dask"):
@@ -222,6 +243,8 @@ def _select_models(requested):
     if not requested:
         return available
     lookup = {name.lower(): name for name in available}
+    # "HistGradientBoosting (XGBoost stand-in)" answers to its first word too.
+    lookup.update({name.split()[0].lower(): name for name in available})
     chosen = {}
     for name in requested:
         key = MODEL_ALIASES.get(name.lower(), name).lower()
@@ -235,15 +258,48 @@ def _select_models(requested):
     return chosen
 
 
+def _check_out(folder, names):
+    """Fail before any fit if ``names`` cannot be written into ``folder``.
+
+    Existing files of these names are replaced, as every run does.
+    """
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {folder} exists and is not a folder.")
+    for name in names:
+        target = out / name
+        if target.is_dir():
+            raise ValueError(f"--out {folder}: {target} is a folder, not a file.")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise ValueError(f"--out {folder}: {target} is not writable.")
+    # The folder, or the nearest of its parents that exists, must take files.
+    parent = out
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ValueError(f"--out {folder}: {parent} is not a folder.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {folder}: {parent} is not writable.")
+
+
 def _run_study(args, fractions):
     from sklearn.model_selection import RepeatedStratifiedKFold
 
-    from cr_sklearn.study import data_fraction_study, load_study_dataset
+    from cr_sklearn.study import (
+        check_dependencies,
+        data_fraction_study,
+        load_study_dataset,
+    )
 
-    X, y = load_study_dataset(args.dataset, args.target)
+    # Before any work: the table needs pandas, the plot matplotlib.
+    features = ["tables", "plots"] + (["dask"] if args.backend == "dask" else [])
+    check_dependencies(*features, purpose=f"cr-sklearn {args.command}")
     if args.repeats < 1 or args.folds < 2:
         raise ValueError("--repeats must be >= 1 and --folds >= 2.")
     models = _select_models(args.models)
+    if args.out:
+        _check_out(args.out, ["study.csv", "study.png", "study.md"])
+    X, y = load_study_dataset(args.dataset, args.target)
     cv = RepeatedStratifiedKFold(
         n_splits=args.folds, n_repeats=args.repeats, random_state=args.random_state
     )
@@ -265,7 +321,7 @@ def _run_study(args, fractions):
             scoring=args.scoring,
             n_jobs=args.n_jobs,
             random_state=args.random_state,
-            progress=not args.no_progress,
+            progress=False if args.no_progress else "auto",
         )
     elapsed = time.perf_counter() - start
     reference = "CR" if "CR" in result.models else result.models[0]
@@ -297,28 +353,37 @@ def _save_plot(result, path, title):
     matplotlib.use("Agg")
     from cr_sklearn.study import StudyDisplay
 
-    display = StudyDisplay.from_result(result).plot()
-    display.ax_.set_title(title)
-    display.figure_.savefig(path, dpi=120, bbox_inches="tight")
+    reference = "CR" if "CR" in result.models else None
+    display = StudyDisplay.from_result(
+        result, reference=reference, dataset=title
+    ).plot()
+    display.figure_.savefig(path, dpi=120)
     import matplotlib.pyplot as plt
 
     plt.close(display.figure_)
 
 
 def _run_factorial(args):
-    from cr_sklearn.study import FACTORIAL_PRESETS, factorial_study
+    from cr_sklearn.study import (
+        FACTORIAL_PRESETS,
+        check_dependencies,
+        factorial_study,
+    )
 
+    features = ["tables"] + (["dask"] if args.backend == "dask" else [])
+    check_dependencies(*features, purpose="cr-sklearn factorial")
     preset = dict(FACTORIAL_PRESETS[args.preset])
     for key in ("datasets", "activations", "regularizers", "conditions", "seeds"):
         if getattr(args, key):
             preset[key] = getattr(args, key)
+    _check_out(args.out, ["factorial.csv", "factorial.md"])
     start = time.perf_counter()
     with _backend(args.backend, args.scheduler):
         result = factorial_study(
             list(preset.pop("datasets")),
             **preset,
             n_jobs=args.n_jobs,
-            progress=not args.no_progress,
+            progress=False if args.no_progress else "auto",
         )
     elapsed = time.perf_counter() - start
     report = result.to_markdown()
@@ -354,7 +419,7 @@ def main(argv=None):
             return _run_factorial(args)
         fractions = [1.0] if args.command == "evaluate" else args.fractions
         return _run_study(args, fractions)
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:
         parser.error(str(exc))
 
 

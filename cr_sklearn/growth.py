@@ -527,9 +527,10 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             base.set_params(random_state=int(rng.randint(_SEED_MAX)))
         warm_start = base.warm_start
         _, codes = np.unique(y, return_inverse=True)
-        # The same split rule as the estimators' early stopping.
+        # The estimators' early-stopping split; on data too small for it a
+        # random split, or none.
         split = validation_split(
-            codes, self.validation_fraction, int(rng.randint(_SEED_MAX))
+            codes, self.validation_fraction, int(rng.randint(_SEED_MAX)), strict=False
         )
         if split is None:
             X_fit, y_fit, X_val, y_val = X, y, None, None

@@ -13,7 +13,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ._tau import gradient_norms, gradient_tail_ratio
-from ._utils import final_estimator
+from ._utils import final_estimator, import_optional
 from .nn import FixedActivation, PolyActivation
 
 __all__ = ["ActivationDisplay", "GradientNormDisplay", "LossCurveDisplay"]
@@ -43,9 +43,9 @@ def _cr_estimator(estimator, X=None):
 
 
 def _pyplot():
-    import matplotlib.pyplot as plt
-
-    return plt
+    return import_optional(
+        "matplotlib.pyplot", extra="study", purpose="The plotting Displays"
+    )
 
 
 # -- learned activations -----------------------------------------------------
@@ -603,7 +603,9 @@ class LossCurveDisplay:
         """
         plt = _pyplot()
         if ax is None:
-            _, ax = plt.subplots()
+            # Constrained layout keeps the right axis label and the legend
+            # above the axes inside the figure.
+            _, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
         self.lines_ = {}
         (self.lines_["train_loss"],) = ax.plot(
             self.epochs, self.train_loss, color="C0", label="train loss"
@@ -618,7 +620,7 @@ class LossCurveDisplay:
                 self.penalty,
                 color="C2",
                 linestyle="--",
-                label="lambda x DREG penalty",
+                label="dreg_lambda x penalty (in the train loss)",
             )
         if self.best_epoch is not None:
             self.lines_["best_epoch"] = ax.axvline(
@@ -634,11 +636,24 @@ class LossCurveDisplay:
         if self.valid_score is not None:
             self.score_ax_ = ax.twinx()
             (self.lines_["valid_score"],) = self.score_ax_.plot(
-                self.epochs, self.valid_score, color="C3", label="validation score"
+                self.epochs,
+                self.valid_score,
+                color="C3",
+                label="validation score (right axis)",
             )
             self.score_ax_.set_ylabel("validation score")
             handles.append(self.lines_["valid_score"])
-        ax.legend(handles=handles, loc="best", fontsize="small")
+        # Above the axes, never over the curves.
+        ax.legend(
+            handles=handles,
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.02, 1.0, 0.1),
+            mode="expand",
+            ncols=2 if len(handles) > 1 else 1,
+            borderaxespad=0.0,
+            fontsize="small",
+            frameon=False,
+        )
         self.ax_ = ax
         self.figure_ = ax.figure
         return self

@@ -48,7 +48,8 @@ suppress_warnings = ["myst.header"]
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py"]
 html_theme = "pydata_sphinx_theme"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_title = f"cr_sklearn {release}"
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 # Pages without section navigation; the benchmark tables need the width.

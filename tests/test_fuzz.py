@@ -30,7 +30,8 @@ from cr_sklearn import (
     load_model,
     save_model,
 )
-from cr_sklearn._persistence import _decode, _encode
+from cr_sklearn._model_file import decode as _decode
+from cr_sklearn._model_file import encode as _encode
 from cr_sklearn.nn import ACTIVATION_NAMES
 
 FAST_EXAMPLES = 30

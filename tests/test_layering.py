@@ -373,3 +373,29 @@ def test_the_checker_sees_private_imports_across_packages(source, module, bad):
 )
 def test_the_checker_sees_private_names_in_scripts(source, bad):
     assert private_names_used(source) == bad
+
+
+# What growth may use of a fitted estimator beyond its public API: the
+# contract documented on BaseCR (and the seed, read to derive block seeds).
+GROWTH_CONTRACT = {"_training_data", "_data_loss", "_network_changed", "_seed"}
+
+
+def test_growth_uses_only_the_estimator_contract():
+    tree = ast.parse((PACKAGE / "growth.py").read_text())
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner != "self" and not node.attr.startswith("__"):
+                used.add(node.attr)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"getattr", "hasattr", "setattr"}
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and str(node.args[1].value).startswith("_")
+        ):
+            used.add(node.args[1].value)
+    assert used <= GROWTH_CONTRACT, sorted(used - GROWTH_CONTRACT)
+    assert {"_training_data", "_data_loss", "_network_changed"} <= used

@@ -17,8 +17,9 @@ from sklearn.exceptions import NotFittedError
 
 import cr_sklearn
 from cr_sklearn import CRClassifier, load_model, save_model
+from cr_sklearn._model_file import digest as _digest
+from cr_sklearn._model_file import split_file as _split_file
 from cr_sklearn._ordinal import CROrdinalRegressor
-from cr_sklearn._persistence import _digest, _split_file
 from cr_sklearn.growth import expand_depth
 
 pytest.importorskip("safetensors", reason="safe persistence needs safetensors")

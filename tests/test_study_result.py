@@ -147,7 +147,7 @@ def test_csv_round_trip(tmp_path):
         StudyResult.from_frame(pd.DataFrame({"model": ["a"]}))
 
 
-def test_display_draws_lines_and_bands():
+def test_display_draws_lines_and_differences():
     import matplotlib.pyplot as plt
 
     result, values = _result()
@@ -161,12 +161,25 @@ def test_display_draws_lines_and_bands():
     np.testing.assert_allclose(line.get_xdata(), FRACTIONS)
     np.testing.assert_allclose(line.get_ydata(), values["better"].mean(axis=1))
     assert line.get_label() == "better"
-    assert len(display.fill_between_) == 3 and len(display.ax_.collections) == 3
+    # No std bands by default: the differences carry the uncertainty.
+    assert display.fill_between_ == {} and len(display.ax_.collections) == 0
+    assert list(display.errorbars_) == ["better", "same"]
     assert display.ax_.get_ylabel() == "accuracy"
     assert "fraction" in display.ax_.get_xlabel().lower()
-    assert [t.get_text() for t in display.ax_.get_xticklabels()] == ["10%", "100%"]
-    legend = [t.get_text() for t in display.ax_.get_legend().get_texts()]
-    assert legend == ["ref", "better", "same"]
+    ticks = [t.get_text() for t in display.ax_.get_xticklabels()]
+    assert ticks == ["10%\n40", "100%\n400"]  # the mean rows fitted below
+    legend = [t.get_text() for t in display.legend_.get_texts()]
+    assert legend == ["ref (reference)", "better", "same"]
+    plt.close("all")
+
+
+def test_display_bands_on_request():
+    import matplotlib.pyplot as plt
+
+    result, _ = _result()
+    display = StudyDisplay.from_result(result).plot(bands=True)
+    assert len(display.fill_between_) == 3 and len(display.ax_.collections) == 3
+    assert "std" in display.ax_.get_title()
     plt.close("all")
 
 

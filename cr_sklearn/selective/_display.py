@@ -317,7 +317,13 @@ class RiskCoverageDisplay:
             With ``ax_``, ``figure_``, ``line_``, ``lines_``,
             ``oracle_line_`` and ``random_line_`` set.
         """
-        import matplotlib.pyplot as plt
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError(
+                "RiskCoverageDisplay.plot needs matplotlib: "
+                "pip install 'cr_sklearn[study]'."
+            ) from exc
 
         if not self.coverage:
             raise ValueError("The display has no curve to plot.")

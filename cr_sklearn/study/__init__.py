@@ -7,6 +7,7 @@ pandas summaries, paired statistical tests and matplotlib Displays.
 
 from ._baselines import default_baselines
 from ._datasets import load_study_dataset
+from ._deps import check_dependencies
 from ._display import StudyDisplay
 from ._factorial import PRESETS as FACTORIAL_PRESETS
 from ._factorial import FactorialResult, factorial_study
@@ -28,6 +29,7 @@ __all__ = [
     "StudyResult",
     "add_gaussian_noise",
     "adjust_pvalues",
+    "check_dependencies",
     "corrected_interval",
     "corrected_ttest",
     "corrupt_labels",

@@ -1,5 +1,6 @@
 """Named datasets for studies and the command line."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,13 @@ def load_study_dataset(name, target=None):
         Features (float64).
     y : ndarray of shape (n_samples,)
         Labels.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a path that does not exist, a CSV file without
+        the ``target`` column, with non-numeric feature columns or with
+        missing values (naming the columns).
     """
     if name == "pima":
         from cr_sklearn.datasets import load_pima
@@ -45,11 +53,15 @@ def load_study_dataset(name, target=None):
 
         return load_digits(return_X_y=True)
     path = Path(name)
-    if not path.is_file():
+    if not path.exists():
+        if "/" in name or os.sep in name or path.suffix:
+            raise ValueError(f"No such file: {name!r} (--dataset path of a CSV file).")
         raise ValueError(
             f"Unknown dataset {name!r}: use one of {', '.join(DATASETS)} "
             "or the path of a CSV file."
         )
+    if not path.is_file():
+        raise ValueError(f"{name!r} is not a file (a CSV file with a header row).")
     if target is None:
         raise ValueError(f"A CSV dataset needs the label column: --target for {name}.")
     import pandas as pd
@@ -60,9 +72,18 @@ def load_study_dataset(name, target=None):
             f"Column {target!r} is not in {name}; columns: {list(frame.columns)}."
         )
     X = frame.drop(columns=[target])
-    bad = [c for c in X.columns if not np.issubdtype(X[c].dtype, np.number)]
+    # is_numeric_dtype understands pandas' own dtypes (pandas 3 reads text as
+    # a string dtype numpy cannot interpret).
+    bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype)]
     if bad:
         raise ValueError(
             f"Non-numeric feature columns in {name}: {bad}; encode them first."
+        )
+    missing = frame.isna().sum()
+    missing = missing[missing > 0]
+    if len(missing):
+        counts = ", ".join(f"{c!r} ({n} rows)" for c, n in missing.items())
+        raise ValueError(
+            f"Missing values in {name}: {counts}. Impute or drop them first."
         )
     return X.to_numpy(dtype=np.float64), frame[target].to_numpy()

@@ -1,15 +1,53 @@
-"""StudyDisplay: score against training fraction, with bands."""
+"""StudyDisplay: scores against training fraction, and paired differences."""
+
+import textwrap
 
 import numpy as np
 
+from ._deps import import_or_hint
+from ._stats import corrected_interval
+
 __all__ = ["StudyDisplay"]
+
+# Every other model in the tab10 colours (black is the reference's).
+_REFERENCE_STYLE = {"color": "black", "linewidth": 2.6, "markersize": 7, "zorder": 5}
+_OTHER_STYLE = {"linewidth": 1.4, "markersize": 4.5, "alpha": 0.9, "zorder": 3}
+# Half the spread of the models' differences around each fraction (log x).
+_DODGE = 0.1
+
+
+def _protocol(result):
+    """The cross-validation of a StudyResult in words, from its records."""
+    n_splits = result.n_splits
+    repeats = len({r["repeat"] for r in result.records})
+    folds = len({r["fold"] for r in result.records})
+    if repeats > 1 and repeats * folds == n_splits:
+        return f"{repeats} x {folds}-fold cross-validation ({n_splits} splits)"
+    return f"cross-validation, {n_splits} splits"
+
+
+def _stacked(ax, other):
+    """Whether ``other`` lies below ``ax`` (a column) rather than beside it."""
+    a, b = ax.get_position(), other.get_position()
+    return b.y1 <= a.y0 + 1e-9 and b.x0 < a.x1
 
 
 class StudyDisplay:
-    """Score against training fraction for each model, with bands.
+    """Score against training fraction per model, and paired differences.
 
-    Build it with :meth:`from_result`, then call :meth:`plot`. matplotlib is
-    imported only by :meth:`plot`.
+    The left panel shows each model's mean score over the splits at every
+    training fraction, the reference model (CR in ``cr-sklearn study``) in
+    bold black. The right panel shows each other model's mean paired
+    difference to the reference, split by split, with the confidence
+    interval of the Nadeau-Bengio corrected resampled t-test
+    (:func:`corrected_interval`): an interval that excludes 0 is a
+    difference the corrected t-test finds at that level (before any
+    multiple-testing correction). Standard deviations over splits are the
+    wrong error bars for models compared on shared splits; they are drawn
+    only with ``bands=True``.
+
+    Build it with :meth:`from_result`, then call :meth:`plot`. matplotlib
+    is imported only by :meth:`plot`.
 
     Parameters
     ----------
@@ -21,21 +59,42 @@ class StudyDisplay:
         Standard deviation over splits per model.
     metric : str
         Name of the score (y-axis label).
+    reference : str, default=None
+        The model the differences are taken against; drawn in bold.
+    differences : dict of str to ndarray of shape (n_fractions, 3), default=None
+        Per other model, the mean paired difference (model minus
+        reference) and the interval's bounds at every fraction.
+    confidence : float, default=0.95
+        Coverage of the intervals in ``differences``.
+    n_train : ndarray of shape (n_fractions,), default=None
+        Mean number of training rows at each fraction, shown under the
+        tick labels.
+    dataset : str, default=None
+        Name of the data, in the title.
+    protocol : str, default=None
+        The evaluation protocol in words, in the title.
 
     Attributes
     ----------
     ax_ : matplotlib Axes
-        Axes with the plot.
+        Axes with the scores.
+    diff_ax_ : matplotlib Axes or None
+        Axes with the paired differences, when drawn.
     figure_ : matplotlib Figure
         Figure containing the plot.
     lines_ : dict of str to matplotlib Line2D
         The mean line of each model.
+    errorbars_ : dict of str to matplotlib ErrorbarContainer
+        The paired differences of each other model, when drawn.
     fill_between_ : dict of str to matplotlib PolyCollection
-        The band of each model (mean +- std), when bands are drawn.
+        The band of each model (mean +- std), with ``bands=True``.
+    legend_ : matplotlib Legend
+        The legend, outside the axes on the right.
 
     See Also
     --------
-    StudyResult.summary : The numbers this display draws.
+    StudyResult.summary : The means and standard deviations drawn.
+    StudyResult.compare : The paired tests behind the differences.
 
     Examples
     --------
@@ -43,24 +102,54 @@ class StudyDisplay:
     >>> matplotlib.use("Agg")
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.tree import DecisionTreeClassifier
     >>> from cr_sklearn.study import StudyDisplay, data_fraction_study
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> result = data_fraction_study({"logreg": LogisticRegression(max_iter=5000)},
-    ...                              X, y, fractions=(0.1, 1.0), cv=3)
-    >>> display = StudyDisplay.from_result(result).plot()
-    >>> len(display.lines_)
-    1
+    >>> models = {"logreg": LogisticRegression(max_iter=5000),
+    ...           "tree": DecisionTreeClassifier()}
+    >>> result = data_fraction_study(models, X, y, fractions=(0.1, 1.0), cv=3)
+    >>> display = StudyDisplay.from_result(result, dataset="breast cancer").plot()
+    >>> list(display.lines_), list(display.errorbars_)
+    (['logreg', 'tree'], ['tree'])
     """
 
-    def __init__(self, *, fractions, means, stds, metric):
+    def __init__(
+        self,
+        *,
+        fractions,
+        means,
+        stds,
+        metric,
+        reference=None,
+        differences=None,
+        confidence=0.95,
+        n_train=None,
+        dataset=None,
+        protocol=None,
+    ):
         self.fractions = fractions
         self.means = means
         self.stds = stds
         self.metric = metric
+        self.reference = reference
+        self.differences = differences
+        self.confidence = confidence
+        self.n_train = n_train
+        self.dataset = dataset
+        self.protocol = protocol
 
     @classmethod
-    def from_result(cls, result, *, metric=None, models=None):
-        """Collect the means and standard deviations of a :class:`StudyResult`.
+    def from_result(
+        cls,
+        result,
+        *,
+        metric=None,
+        models=None,
+        reference=None,
+        confidence=0.95,
+        dataset=None,
+    ):
+        """Collect the means and the paired differences of a :class:`StudyResult`.
 
         Unlike scikit-learn's ``from_estimator``, nothing is drawn yet: call
         :meth:`plot` on the returned display.
@@ -73,6 +162,13 @@ class StudyDisplay:
             The metric; the study's first by default.
         models : list of str, default=None
             Models to show, in this order; all by default.
+        reference : str, default=None
+            The model the others are compared with, as in
+            :meth:`StudyResult.compare`: the first of ``models`` by default.
+        confidence : float, default=0.95
+            Coverage of the corrected intervals of the differences.
+        dataset : str, default=None
+            Name of the data, for the title.
 
         Returns
         -------
@@ -84,64 +180,239 @@ class StudyDisplay:
         unknown = set(models) - set(result.models)
         if unknown:
             raise ValueError(f"Unknown models {sorted(unknown)}; have {result.models}.")
+        reference = models[0] if reference is None else reference
+        if reference not in models:
+            raise ValueError(
+                f"Unknown reference model {reference!r}; models: {models}."
+            )
         summary = result.summary(metric)
         fractions = np.asarray(result.fractions, dtype=float)
         means, stds = {}, {}
+        n_train = np.full(len(fractions), np.nan)
         for model in models:
             mean = np.full(len(fractions), np.nan)
             std = np.full(len(fractions), np.nan)
             for i, f in enumerate(result.fractions):
                 if (model, f) in summary.index:
                     mean[i], std[i] = summary.loc[(model, f), ["mean", "std"]]
+                    n_train[i] = summary.loc[(model, f), "n_train"]
             means[model], stds[model] = mean, std
-        return cls(fractions=fractions, means=means, stds=stds, metric=metric)
+        values = result._values(metric)
+        differences = {}
+        for model in models:
+            if model == reference:
+                continue
+            diff = np.full((len(fractions), 3), np.nan)
+            for i, f in enumerate(result.fractions):
+                ref = values.get((reference, f), {})
+                other = values.get((model, f), {})
+                splits = sorted(set(ref) & set(other))
+                if len(splits) < 2:
+                    continue
+                d = [other[s][0] - ref[s][0] for s in splits]
+                # The ratio StudyResult.compare uses: its p-values and these
+                # intervals agree.
+                ratio = np.mean([ref[s][2] / ref[s][1] for s in splits])
+                diff[i] = corrected_interval(d, ratio, confidence)
+            differences[model] = diff
+        return cls(
+            fractions=fractions,
+            means=means,
+            stds=stds,
+            metric=metric,
+            reference=reference,
+            differences=differences,
+            confidence=confidence,
+            n_train=n_train,
+            dataset=dataset,
+            protocol=_protocol(result),
+        )
 
-    def plot(self, ax=None, *, bands=True, line_kw=None, fill_between_kw=None):
-        """Draw the mean score of each model against the training fraction.
+    def _has_differences(self):
+        return bool(self.differences) and any(
+            np.isfinite(d).any() for d in self.differences.values()
+        )
+
+    def _styles(self):
+        """Line style per model: the reference in bold black, others in colour."""
+        styles, colour = {}, 0
+        for model in self.means:
+            if model == self.reference:
+                styles[model] = dict(_REFERENCE_STYLE)
+            else:
+                styles[model] = {**_OTHER_STYLE, "color": f"C{colour % 10}"}
+                colour += 1
+        return styles
+
+    def _format_x(self, ax):
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        if len(self.fractions) > 1 and self.fractions.min() > 0:
+            # Fractions are usually spaced geometrically (5%, 10%, 25%, ...).
+            ax.set_xscale("log")
+        ax.xaxis.set_major_locator(FixedLocator(self.fractions))
+        ax.xaxis.set_minor_locator(NullLocator())
+        labels = [f"{f:.0%}" for f in self.fractions]
+        if self.n_train is not None and np.isfinite(self.n_train).all():
+            labels = [
+                f"{t}\n{n:.0f}" for t, n in zip(labels, self.n_train, strict=True)
+            ]
+            ax.set_xlabel("Fraction of the training fold (mean rows fitted)")
+        else:
+            ax.set_xlabel("Fraction of the training fold")
+        ax.set_xticklabels(labels)
+        if ax.get_xscale() == "log":
+            # Room for the dodged differences at both ends.
+            pad = np.exp(_DODGE + 0.1)
+            ax.set_xlim(self.fractions.min() / pad, self.fractions.max() * pad)
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        differences=True,
+        layout="row",
+        bands=False,
+        line_kw=None,
+        fill_between_kw=None,
+    ):
+        """Draw the scores and, beside them, the paired differences.
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure when None.
-        bands : bool, default=True
-            Shade mean +- one standard deviation over splits.
+        ax : matplotlib Axes or pair of Axes, default=None
+            Where to draw. ``None``: a new figure, with a second panel for
+            the differences when there are any. One Axes: the scores only.
+            A pair ``(scores_ax, differences_ax)``: both panels there.
+        differences : bool, default=True
+            Draw the panel of paired differences (on a new figure).
+        layout : {"row", "column"}, default="row"
+            On a new figure, the differences beside the scores (``"row"``)
+            or below them (``"column"``, for narrow pages).
+        bands : bool, default=False
+            Shade mean +- one standard deviation over splits on the scores.
         line_kw : dict, default=None
-            Extra keyword arguments of ``ax.plot``.
+            Extra keyword arguments of ``ax.plot`` for every model.
         fill_between_kw : dict, default=None
             Extra keyword arguments of ``ax.fill_between``.
 
         Returns
         -------
         self : StudyDisplay
-            With ``ax_``, ``figure_``, ``lines_`` and ``fill_between_`` set.
+            With ``ax_``, ``diff_ax_``, ``figure_``, ``lines_``,
+            ``errorbars_``, ``fill_between_`` and ``legend_`` set.
         """
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import FixedLocator, NullLocator
-
+        plt = import_or_hint(
+            "matplotlib.pyplot", feature="plots", purpose="StudyDisplay.plot"
+        )
+        if layout not in ("row", "column"):
+            raise ValueError(f"layout must be 'row' or 'column', got {layout!r}.")
+        draw_diff = differences and self._has_differences()
+        own_figure = ax is None
         if ax is None:
-            _, ax = plt.subplots()
-        self.lines_, self.fill_between_ = {}, {}
+            if draw_diff and layout == "row":
+                fig, (ax, diff_ax) = plt.subplots(
+                    1, 2, figsize=(11.5, 4.4), layout="constrained"
+                )
+            elif draw_diff:
+                fig, (ax, diff_ax) = plt.subplots(
+                    2, 1, figsize=(7.5, 8.4), layout="constrained"
+                )
+            else:
+                fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
+                diff_ax = None
+        elif isinstance(ax, list | tuple | np.ndarray):
+            ax, diff_ax = np.ravel(ax)
+            diff_ax = diff_ax if draw_diff else None
+        else:
+            diff_ax = None
+        styles = self._styles()
+        self.lines_, self.fill_between_, self.errorbars_ = {}, {}, {}
         for model, mean in self.means.items():
-            (line,) = ax.plot(
-                self.fractions, mean, marker="o", label=model, **(line_kw or {})
-            )
+            label = f"{model} (reference)" if model == self.reference else model
+            kw = {"marker": "o", **styles[model], **(line_kw or {})}
+            (line,) = ax.plot(self.fractions, mean, label=label, **kw)
             self.lines_[model] = line
             if bands:
                 std = np.nan_to_num(self.stds[model])
-                kw = {"alpha": 0.2, "color": line.get_color(), "linewidth": 0}
-                kw.update(fill_between_kw or {})
+                band = {"alpha": 0.12, "color": line.get_color(), "linewidth": 0}
+                band.update(fill_between_kw or {})
                 self.fill_between_[model] = ax.fill_between(
-                    self.fractions, mean - std, mean + std, **kw
+                    self.fractions, mean - std, mean + std, **band
                 )
-        if len(self.fractions) > 1 and self.fractions.min() > 0:
-            # Fractions are usually spaced geometrically (5%, 10%, 25%, ...).
-            ax.set_xscale("log")
-        ax.xaxis.set_major_locator(FixedLocator(self.fractions))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticklabels([f"{f:.0%}" for f in self.fractions])
-        ax.set_xlabel("Fraction of the training fold")
+        self._format_x(ax)
         ax.set_ylabel(self.metric)
-        ax.legend(loc="best")
+        ax.set_title(
+            "Mean over splits" + (" (shaded: +- 1 std)" if bands else ""),
+            fontsize="medium",
+        )
+        ax.grid(True, alpha=0.3)
+
+        if diff_ax is not None:
+            self._plot_differences(diff_ax, styles)
+        self.diff_ax_ = diff_ax
+
+        # Outside the data: right of the last panel of a row, of the first of
+        # a column.
+        stacked = diff_ax is not None and _stacked(ax, diff_ax)
+        last = diff_ax if diff_ax is not None and not stacked else ax
+        self.legend_ = last.legend(
+            handles=list(self.lines_.values()),
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0.0,
+            fontsize="small",
+            frameon=False,
+        )
+        if own_figure:
+            width = ax.figure.get_figwidth()
+            ax.figure.suptitle(self._title(draw_diff, width), fontsize="medium")
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
+
+    def _plot_differences(self, ax, styles):
+        others = [m for m in self.differences if m in self.means]
+        # Dodge the models sideways (in log space) so intervals do not overlap.
+        offsets = (
+            np.linspace(-_DODGE, _DODGE, len(others)) if len(others) > 1 else [0.0]
+        )
+        ax.axhline(0.0, **{**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2})
+        for model, offset in zip(others, offsets, strict=True):
+            mean, low, high = self.differences[model].T
+            x = self.fractions * np.exp(offset)
+            style = styles[model]
+            self.errorbars_[model] = ax.errorbar(
+                x,
+                mean,
+                yerr=[mean - low, high - mean],
+                fmt="o",
+                color=style["color"],
+                markersize=style["markersize"],
+                capsize=2.5,
+                elinewidth=1.2,
+                zorder=style["zorder"],
+            )
+        self._format_x(ax)
+        ax.set_ylabel(f"{self.metric}: model - {self.reference}")
+        ax.set_title(
+            f"Paired difference to {self.reference}, "
+            f"{self.confidence:.0%} corrected interval",
+            fontsize="medium",
+        )
+        ax.grid(True, alpha=0.3)
+
+    def _title(self, with_differences, width):
+        what = f"{self.metric} against the size of the training set"
+        if len(self.fractions) == 1:
+            what = f"{self.metric} at {self.fractions[0]:.0%} of each training fold"
+        first = (
+            f"{self.dataset}: {what}" if self.dataset else what[0].upper() + what[1:]
+        )
+        details = [self.protocol] if self.protocol else []
+        details.append("nested stratified subsamples of each training fold")
+        if with_differences:
+            details.append("intervals: Nadeau-Bengio corrected t, unadjusted")
+        # About 11 characters of the medium font per inch of figure.
+        lines = textwrap.wrap("; ".join(details), width=int(11 * width))
+        return "\n".join([first, *lines])

@@ -2,16 +2,19 @@
 and the joblib loop that runs them (shared by every study)."""
 
 import contextlib
+import sys
 import time
 import warnings
 
 import numpy as np
-from joblib import Parallel
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring, get_scorer
 from sklearn.utils import _safe_indexing
 from threadpoolctl import threadpool_limits
+
+from ._deps import _installed, check_dependencies
 
 __all__ = []
 
@@ -139,12 +142,123 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     return scores, fit_time, score_time
 
 
-def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
-    """Run ``delayed`` tasks with joblib, in order, with an optional tqdm bar."""
-    parallel = Parallel(n_jobs=n_jobs, verbose=verbose, return_as="generator")
-    results = parallel(tasks)
+def _in_notebook():
+    """Whether this process runs in a Jupyter (IPython kernel) session."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # pragma: no cover - a broken IPython install
+        return False
+    return getattr(shell, "kernel", None) is not None
+
+
+def _stderr_is_terminal():
+    try:
+        return bool(sys.stderr is not None and sys.stderr.isatty())
+    except (AttributeError, ValueError):  # replaced or closed streams
+        return False
+
+
+def resolve_progress(progress, purpose):
+    """Whether to show a bar: ``"auto"`` in a terminal or notebook; True needs tqdm.
+
+    Called before any fit, so that ``progress=True`` without tqdm fails at once.
+    """
+    if isinstance(progress, str):
+        if progress != "auto":
+            raise ValueError(f"progress must be a bool or 'auto', got {progress!r}.")
+        return (_stderr_is_terminal() or _in_notebook()) and _installed("tqdm")
+    if not isinstance(progress, bool | np.bool_):
+        raise ValueError(f"progress must be a bool or 'auto', got {progress!r}.")
     if progress:
+        check_dependencies("progress", purpose=f"{purpose}(progress=True)")
+    return bool(progress)
+
+
+def _timed(index, func, args, kwargs):
+    """Run one task: ``(index, seconds, result)`` (the index restores the order)."""
+    start = time.perf_counter()
+    out = func(*args, **kwargs)
+    return index, time.perf_counter() - start, out
+
+
+class _ProgressBar:
+    """A tqdm bar whose time left is estimated from completed fits only.
+
+    Fits finish in any order (joblib's unordered generator); the first ones
+    include the workers' start-up. The estimate uses the mean duration of
+    the completed tasks (timed inside the workers, start-up excluded) over
+    the number of workers, and once ``2 * workers`` fits are done the
+    throughput observed since the first completion.
+    """
+
+    def __init__(self, total, desc, workers):
         from tqdm.auto import tqdm
 
-        results = tqdm(results, total=len(tasks), desc=desc, unit="fit")
-    return list(results)
+        self.total = total
+        self.workers = max(1, min(int(workers), total))
+        self.durations = 0.0
+        self.first = None
+        self.bar = tqdm(
+            total=total,
+            desc=desc,
+            unit="fit",
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} fits [{elapsed}{postfix}]",
+            postfix="time left: after the first fit",
+        )
+
+    def update(self, seconds):
+        from tqdm import tqdm
+
+        now = time.perf_counter()
+        self.durations += seconds
+        done = self.bar.n + 1
+        if self.first is None:
+            self.first = now
+        if done >= 2 * self.workers and now > self.first:
+            rate = (done - 1) / (now - self.first)
+        else:
+            rate = self.workers * done / max(self.durations, 1e-9)
+        left = (self.total - done) / rate
+        self.bar.set_postfix_str(
+            f"time left ~{tqdm.format_interval(left)}", refresh=False
+        )
+        self.bar.update(1)
+
+    def close(self):
+        self.bar.set_postfix_str("", refresh=False)
+        self.bar.close()
+
+
+def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
+    """Run ``delayed`` tasks with joblib; results in task order.
+
+    ``progress`` is the resolved bool of :func:`resolve_progress`. Results
+    arrive as fits complete (``return_as="generator_unordered"``, where the
+    backend supports it) and are put back in task order.
+    """
+    timed = [delayed(_timed)(i, *task) for i, task in enumerate(tasks)]
+    bar = None
+    if progress and tasks:
+        bar = _ProgressBar(len(tasks), desc, effective_n_jobs(n_jobs))
+    results = [None] * len(tasks)
+    try:
+        try:
+            outputs = Parallel(
+                n_jobs=n_jobs, verbose=verbose, return_as="generator_unordered"
+            )(timed)
+        except ValueError as exc:
+            if "does not support return_as" not in str(exc):
+                raise
+            # multiprocessing and threading: one list at the end.
+            outputs = Parallel(n_jobs=n_jobs, verbose=verbose)(timed)
+        for index, seconds, out in outputs:
+            results[index] = out
+            if bar is not None:
+                bar.update(seconds)
+    finally:
+        if bar is not None:
+            bar.close()
+    return results

@@ -17,6 +17,7 @@ from ._engine import (
     _derived_seed,
     fit_and_score,
     prepare_estimator,
+    resolve_progress,
     run_tasks,
 )
 from ._noise import add_gaussian_noise, corrupt_labels
@@ -132,7 +133,7 @@ def factorial_study(
     n_jobs=None,
     n_threads=1,
     verbose=0,
-    progress=False,
+    progress="auto",
 ):
     """Fit every activation x regulariser on each dataset, seed and condition.
 
@@ -181,8 +182,10 @@ def factorial_study(
         of BLAS/OpenMP threads during each fit.
     verbose : int, default=0
         Verbosity of joblib.
-    progress : bool, default=False
-        Show a tqdm progress bar over fits.
+    progress : bool or "auto", default="auto"
+        A tqdm progress bar over the fits, as in
+        :func:`data_fraction_study`: ``"auto"`` shows it in a terminal or a
+        notebook only.
 
     Returns
     -------
@@ -203,6 +206,7 @@ def factorial_study(
     >>> len(result)
     2
     """
+    show_progress = resolve_progress(progress, "factorial_study")
     if estimator is None:
         from cr_sklearn import CRClassifier
 
@@ -259,7 +263,11 @@ def factorial_study(
                             )
                         )
     outputs = run_tasks(
-        tasks, n_jobs=n_jobs, verbose=verbose, progress=progress, desc="factorial"
+        tasks,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        progress=show_progress,
+        desc="factorial",
     )
     records = []
     for key, (scores, fit_time, _) in zip(keys, outputs, strict=True):

@@ -17,6 +17,7 @@ from ._engine import (
     fit_and_score,
     nested_subsamples,
     prepare_estimator,
+    resolve_progress,
     run_tasks,
 )
 from ._result import StudyResult
@@ -36,7 +37,7 @@ def data_fraction_study(
     random_state=0,
     n_threads=1,
     verbose=0,
-    progress=False,
+    progress="auto",
 ):
     """Cross-validated scores of several classifiers on nested training subsamples.
 
@@ -84,8 +85,12 @@ def data_fraction_study(
         backend. ``None`` leaves estimators and thread pools as they are.
     verbose : int, default=0
         Verbosity of joblib.
-    progress : bool, default=False
-        Show a tqdm progress bar over tasks (needs ``tqdm``).
+    progress : bool or "auto", default="auto"
+        A tqdm progress bar over the fits, with the time left estimated
+        from the completed fits. ``"auto"``: when standard error is a
+        terminal or in a Jupyter notebook (and tqdm is installed), nothing
+        in a pipe or a log file. ``True`` needs tqdm (the ``study`` extra)
+        and is checked before any fit.
 
     Returns
     -------
@@ -122,6 +127,7 @@ def data_fraction_study(
     (4, 5)
     """
     estimators = _check_estimators(estimators)
+    show_progress = resolve_progress(progress, "data_fraction_study")
     fractions = _check_fractions(fractions)
     scorers = _check_scorers(scoring)
     if n_threads is not None and (
@@ -164,7 +170,7 @@ def data_fraction_study(
                 keys.append((name, fraction, s, len(sub), len(test)))
 
     outputs = run_tasks(
-        tasks, n_jobs=n_jobs, verbose=verbose, progress=progress, desc="study"
+        tasks, n_jobs=n_jobs, verbose=verbose, progress=show_progress, desc="study"
     )
     records = []
     for (name, fraction, s, n_train, n_test), out in zip(keys, outputs, strict=True):

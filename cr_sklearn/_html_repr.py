@@ -1,0 +1,76 @@
+"""The estimators' HTML diagram: readable fitted ``net_`` and ``module_`` (private).
+
+scikit-learn (1.8+) lists the fitted attributes in the diagram, each value
+through ``reprlib`` cut to 30 characters: the multi-line reprs of the skorch
+net and of the torch module come out as garbled fragments. They are shown as
+one-line summaries instead (how many epochs, on which device; the hidden
+sizes and the number of parameters).
+
+No documentation link (``_doc_link_module``, ``_doc_link_template``) is set:
+the project records no documentation URL in ``setup.cfg`` yet.
+"""
+
+__all__ = []
+
+# reprlib's limit for other objects in scikit-learn's attribute table.
+_MAX_CHARS = 30
+
+
+class _Summary:
+    """A value whose repr is ``text``: printed by the attribute table as is."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _first_fitting(*candidates):
+    for text in candidates:
+        if len(text) <= _MAX_CHARS:
+            return text
+    return candidates[-1][:_MAX_CHARS]
+
+
+def net_summary(net):
+    """``"80 epochs on cpu"``: the skorch net in one line."""
+    epochs = len(net.history)
+    device = str(getattr(net, "device", "cpu"))
+    return _first_fitting(
+        f"{epochs} epoch{'s' * (epochs != 1)} on {device}", f"{epochs} epochs"
+    )
+
+
+def module_summary(module, hidden_sizes=None):
+    """``"hidden (16, 16), 625 params"``: the torch module in one line."""
+    n_params = sum(p.numel() for p in module.parameters())
+    params = f"{n_params:,} params"
+    if hidden_sizes is None:
+        return _first_fitting(params)
+    return _first_fitting(f"hidden {tuple(hidden_sizes)}, {params}", params)
+
+
+class FittedAttributesHTMLMixin:
+    """Readable ``net_`` and ``module_`` rows in the estimator's HTML diagram."""
+
+    def _get_fitted_attr_html(self, doc_link=""):
+        attrs = super()._get_fitted_attr_html(doc_link)
+        net = getattr(self, "net_", None)
+        if net is None:
+            return attrs
+        if "net_" in attrs:
+            attrs["net_"] = {
+                "type_name": "skorch NeuralNet",
+                "value": _Summary(net_summary(net)),
+            }
+        module = getattr(self, "module_", None)
+        if "module_" in attrs and module is not None:
+            built = getattr(self, "_built_network_params", None) or {}
+            attrs["module_"] = {
+                "type_name": type(module).__name__,
+                "value": _Summary(
+                    module_summary(module, built.get("hidden_layer_sizes"))
+                ),
+            }
+        return attrs

@@ -1,0 +1,493 @@
+"""The model file format: a bounded reader and a plain-data JSON codec (private).
+
+A model file is a safetensors file: an 8-byte header length, a JSON header
+(the tensor table and string metadata) and the raw tensor bytes. This module
+reads one without trusting it: the header length is bounded before the
+header is read, the header's parsing cost before it is parsed, and the data
+section must be exactly what the tensor table describes (and what the file's
+size allows) before it is read. The JSON codec turns plain data (numbers,
+strings, tuples, dicts, numeric and string numpy arrays) into JSON and back,
+and rejects anything it did not produce. What the estimators' files must
+contain is checked in :mod:`cr_sklearn._persistence`.
+"""
+
+import hashlib
+import io
+import json
+import math
+import numbers
+import os
+import re
+import stat
+import struct
+from pathlib import Path
+
+import numpy as np
+import torch
+
+__all__ = []
+
+# -- the loader's bounds ---------------------------------------------------
+# The JSON header of the files save_model writes: about 40 KB for a small
+# model, about 1.2 MB for 10,000 named features, 1,000 string classes and
+# 1,000 epochs of history. Safetensors' own cap (100 MB) would let a small
+# file cost gigabytes of parsing; a longer header is not one of ours.
+MAX_HEADER_BYTES = 4 * 2**20
+
+# Parsed JSON costs more memory than its text: about 140 bytes a list, 250 a
+# dict, 46 a value and 30 a string quote (measured on CPython, decoding
+# included; see parse_cost). The large header above costs about 8 MiB; a
+# header of "[],[],..." would cost 45 times its size.
+MAX_PARSE_COST = 32 * 2**20
+
+# Nesting of the JSON save_model writes: at most about 10 levels.
+_MAX_DEPTH = 32
+
+# Tensors in one file: a few per layer. Bounds the modules a file can make
+# the loader build.
+_MAX_TENSORS = 2048
+
+# Fixed-width string arrays (classes_ of string labels): 4 bytes a
+# character a row, whatever the text in the file holds.
+_MAX_STRING_ARRAY_BYTES = 4 * 2**20
+
+# Rows of a tensor checked for finiteness at a time (bounded temporaries).
+_FINITE_CHUNK = 2**20
+
+_SCALAR_KINDS = "biufU"
+
+# safetensors dtype names -> numpy dtypes (little-endian, as the format says).
+TENSOR_DTYPES = {
+    "F64": np.dtype("<f8"),
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "I64": np.dtype("<i8"),
+    "I32": np.dtype("<i4"),
+    "I16": np.dtype("<i2"),
+    "I8": np.dtype("i1"),
+    "U8": np.dtype("u1"),
+    "BOOL": np.dtype("?"),
+}
+TORCH_DTYPE_NAMES = {
+    torch.float64: "F64",
+    torch.float32: "F32",
+    torch.float16: "F16",
+    torch.int64: "I64",
+    torch.int32: "I32",
+    torch.int16: "I16",
+    torch.int8: "I8",
+    torch.uint8: "U8",
+    torch.bool: "BOOL",
+}
+
+# Array dtypes an encoded attribute may declare: bool, sized ints and
+# floats, fixed-width strings, and object arrays of scalars.
+_ARRAY_DTYPE = re.compile(r"^[<>|=](b1|i[1248]|u[1248]|f[248]|U[1-9][0-9]{0,6})$")
+
+
+class FormatError(ValueError):
+    """A file that is not a valid, untampered cr_sklearn model file."""
+
+
+def bad(name, reason):
+    """The error for the file ``name``, with the ``reason`` it is refused."""
+    return FormatError(f"{name!r} is not a valid cr_sklearn model file: {reason}")
+
+
+def is_int(value):
+    """Whether ``value`` is an integer, not a bool (JSON ``true`` is not 1)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value):
+    """Whether ``value`` is a real number, not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+# -- a JSON codec for plain data only ----------------------------------------
+def encode(value, where):
+    """Plain data -> JSON-able; anything else is a TypeError naming ``where``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in _SCALAR_KINDS:
+            raise _unsafe(where, value)
+        return {"__type__": "scalar", "dtype": value.dtype.str, "value": value.item()}
+    if type(value) in (int, float):
+        return value
+    if isinstance(value, tuple):
+        items = [encode(v, where) for v in value]
+        return {"__type__": "tuple", "items": items}
+    if isinstance(value, list):
+        return [encode(v, where) for v in value]
+    if isinstance(value, dict):
+        items = [[encode(k, where), encode(v, where)] for k, v in value.items()]
+        return {"__type__": "dict", "items": items}
+    if isinstance(value, np.ndarray):
+        kind = value.dtype.kind
+        if kind in _SCALAR_KINDS:
+            data, dtype = value.ravel().tolist(), value.dtype.str
+        elif kind == "O":
+            data, dtype = [_encode_object_item(v, where) for v in value.ravel()], "O"
+        else:
+            raise _unsafe(where, value)
+        return {
+            "__type__": "ndarray",
+            "dtype": dtype,
+            "shape": list(value.shape),
+            "data": data,
+        }
+    raise _unsafe(where, value)
+
+
+def _encode_object_item(value, where):
+    if isinstance(value, np.generic) or type(value) in (int, float, bool, str):
+        return encode(value, where)
+    if value is None:
+        return None
+    raise _unsafe(where, value)
+
+
+def _unsafe(where, value):
+    return TypeError(
+        f"{where} = {value!r:.80} (type {type(value).__name__}) cannot be saved "
+        "safely: save_model stores plain data only (None, bool, int, float, "
+        "str, lists, tuples, dicts and numeric or string numpy arrays)."
+    )
+
+
+def decode(value, name, depth=0):
+    """Inverse of :func:`encode`; rejects anything it did not produce."""
+    if value is None or isinstance(value, (bool, str, int, float)):
+        return value
+    if depth > _MAX_DEPTH:
+        raise bad(name, f"its metadata is nested deeper than {_MAX_DEPTH} levels")
+    if isinstance(value, list):
+        return [decode(v, name, depth + 1) for v in value]
+    if not isinstance(value, dict):
+        raise bad(name, f"unexpected JSON value {value!r:.80}")
+    kind = value.get("__type__")
+    if kind == "tuple" and set(value) == {"__type__", "items"}:
+        items = _as_list(value["items"], name)
+        return tuple(decode(v, name, depth + 1) for v in items)
+    if kind == "dict" and set(value) == {"__type__", "items"}:
+        pairs = _as_list(value["items"], name)
+        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            raise bad(name, "malformed dict entry")
+        result = {}
+        for k, v in pairs:
+            key = decode(k, name, depth + 1)
+            try:
+                result[key] = decode(v, name, depth + 1)
+            except TypeError:
+                raise bad(name, f"dict key {key!r:.40} is not hashable") from None
+        return result
+    if kind == "scalar" and set(value) == {"__type__", "dtype", "value"}:
+        dtype = _dtype(value["dtype"], name, allow_object=False)
+        return _typed_array([value["value"]], dtype, name)[0]
+    if kind == "ndarray" and set(value) == {"__type__", "dtype", "shape", "data"}:
+        return _decode_array(value, name)
+    raise bad(name, f"unknown encoded value {value!r:.80}")
+
+
+def _as_list(value, name):
+    if not isinstance(value, list):
+        raise bad(name, f"expected a list, got {value!r:.80}")
+    return value
+
+
+def _dtype(spec, name, *, allow_object):
+    if allow_object and spec == "O":
+        return np.dtype(object)
+    if not isinstance(spec, str) or not _ARRAY_DTYPE.match(spec):
+        raise bad(name, f"unsupported dtype {spec!r:.40}")
+    return np.dtype(spec)
+
+
+# The JSON types the values of each array kind must have (no coercion: a
+# string is never read as a number, nor a number as a string).
+_JSON_TYPES = {
+    "b": (bool,),
+    "i": (int,),
+    "u": (int,),
+    "f": (int, float),
+    "U": (str,),
+}
+
+
+def _typed_array(data, dtype, name):
+    """A 1-d array of ``dtype`` from JSON values of the matching types."""
+    kind = dtype.kind
+    types = _JSON_TYPES[kind]
+    for item in data:
+        if not isinstance(item, types) or (kind != "b" and isinstance(item, bool)):
+            raise bad(name, f"value {item!r:.40} does not fit dtype {dtype}")
+    if kind == "U":
+        longest = max((len(s) for s in data), default=0)
+        if longest > dtype.itemsize // 4:
+            raise bad(name, f"a string is longer than its dtype {dtype} holds")
+    try:
+        with np.errstate(over="raise"):
+            return np.array(data, dtype=dtype)
+    except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
+        raise bad(name, f"array data does not match dtype {dtype}: {exc}") from None
+
+
+def _decode_array(value, name):
+    dtype = _dtype(value["dtype"], name, allow_object=True)
+    shape = _as_list(value["shape"], name)
+    if not all(is_int(s) and s >= 0 for s in shape) or len(shape) > 8:
+        raise bad(name, f"invalid array shape {shape!r:.80}")
+    data = _as_list(value["data"], name)
+    # Python ints: a forged shape such as [2**70] cannot overflow.
+    if len(data) != math.prod(shape):
+        raise bad(name, "array data does not match its shape")
+    if dtype.kind == "U" and dtype.itemsize * len(data) > _MAX_STRING_ARRAY_BYTES:
+        raise bad(
+            name,
+            f"a string array of {len(data)} x {dtype} would take more than "
+            f"{_MAX_STRING_ARRAY_BYTES // 2**20} MiB",
+        )
+    if dtype.kind == "O":
+        array = np.empty(len(data), dtype=object)
+        for i, item in enumerate(data):
+            item = decode(item, name, _MAX_DEPTH)
+            if not (item is None or isinstance(item, (bool, int, float, str))):
+                if not isinstance(item, np.generic):
+                    raise bad(name, "object arrays may only hold scalars")
+            array[i] = item
+        return array.reshape(shape)
+    return _typed_array(data, dtype, name).reshape(shape)
+
+
+# -- reading a file, bounded ---------------------------------------------------
+def _source_name(source):
+    if hasattr(source, "read"):
+        return str(getattr(source, "name", "<file object>"))
+    return os.fspath(source)
+
+
+def _read_exact(stream, n, name, what):
+    """Exactly ``n`` bytes from ``stream`` into a new bytearray."""
+    buffer = bytearray(n)
+    view = memoryview(buffer)
+    got = 0
+    while got < n:
+        chunk = stream.readinto(view[got:]) if hasattr(stream, "readinto") else None
+        if chunk is None:
+            # A file-like object without readinto (or a non-blocking one).
+            data = stream.read(n - got)
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(
+                    "load_model reads binary files: open the file with 'rb' "
+                    f"(read() returned {type(data).__name__})."
+                )
+            chunk = len(data)
+            view[got : got + chunk] = data
+        if chunk == 0:
+            raise bad(name, f"the file is truncated (in {what})")
+        got += chunk
+    view.release()
+    return buffer
+
+
+def parse_cost(text):
+    """Upper estimate of the memory (bytes) parsing and decoding ``text`` takes.
+
+    Counts the JSON tokens that become Python objects. Never below the
+    measured cost of any JSON shape (lists, dicts, numbers, strings, the
+    rows of a history), so it bounds what a header can make the loader use.
+    """
+    return (
+        140 * text.count(b"[")
+        + 250 * text.count(b"{")
+        + 46 * (text.count(b",") + text.count(b":"))
+        + 30 * text.count(b'"')
+    )
+
+
+def _check_json_cost(text, name):
+    """Reject JSON whose parsed form would cost far more memory than ours do."""
+    cost = parse_cost(text)
+    if cost > MAX_PARSE_COST:
+        raise bad(
+            name,
+            f"parsing its {len(text)}-byte header would take about "
+            f"{cost / 2**20:.1f} MiB; the files save_model writes take at most "
+            f"{MAX_PARSE_COST // 2**20} MiB",
+        )
+
+
+def parse_json(text, name, what):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise bad(name, f"its {what} is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        # Invalid JSON, and numbers Python refuses to parse (> 4300 digits).
+        raise bad(name, f"its {what} is not JSON ({exc})") from None
+
+
+def _tensor_table(header, name):
+    """``{tensor name: (numpy dtype, shape, start, end)}`` and the data size.
+
+    The offsets must tile the data section exactly, as safetensors writes it,
+    and each tensor's byte count must equal its shape times its item size.
+    """
+    table = {}
+    for key, entry in header.items():
+        if key == "__metadata__":
+            continue
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"dtype", "shape", "data_offsets"}
+            and isinstance(entry["dtype"], str)
+            and entry["dtype"] in TENSOR_DTYPES
+            and isinstance(entry["shape"], list)
+            and all(is_int(s) and s >= 0 for s in entry["shape"])
+            and isinstance(entry["data_offsets"], list)
+            and len(entry["data_offsets"]) == 2
+            and all(is_int(o) and o >= 0 for o in entry["data_offsets"])
+        ):
+            raise bad(name, f"tensor entry {key!r:.80} is malformed")
+        dtype = TENSOR_DTYPES[entry["dtype"]]
+        start, end = entry["data_offsets"]
+        shape = tuple(entry["shape"])
+        if end - start != math.prod(shape) * dtype.itemsize:
+            raise bad(name, f"tensor {key!r:.80} does not match its byte range")
+        table[key] = (dtype, shape, start, end)
+    if len(table) > _MAX_TENSORS:
+        raise bad(name, f"it holds {len(table)} tensors (at most {_MAX_TENSORS})")
+    position = 0
+    for key, (_, _, start, end) in sorted(table.items(), key=lambda kv: kv[1][2:]):
+        if start != position:
+            raise bad(name, f"tensor {key!r:.80} overlaps or leaves a gap")
+        position = end
+    return table, position
+
+
+def _read_parts(stream, size, name):
+    """``(header dict, tensor table, data bytearray)`` read from ``stream``.
+
+    Reads the 8-byte header length, the header (at most
+    ``MAX_HEADER_BYTES``), and then exactly the data section the header
+    describes; ``size`` (when known) must equal the total.
+    """
+    if size is not None and size < 8:
+        raise bad(name, "the file is too short")
+    (n,) = struct.unpack("<Q", bytes(_read_exact(stream, 8, name, "the header size")))
+    if n > MAX_HEADER_BYTES:
+        raise bad(
+            name,
+            f"its header claims {n} bytes; cr_sklearn writes at most "
+            f"{MAX_HEADER_BYTES // 2**20} MiB",
+        )
+    if size is not None and 8 + n > size:
+        raise bad(name, "the header length is invalid")
+    text = _read_exact(stream, n, name, "the header")
+    _check_json_cost(text, name)
+    header = parse_json(text, name, "header")
+    del text
+    if not isinstance(header, dict):
+        raise bad(name, "the header is not a JSON object")
+    table, n_data = _tensor_table(header, name)
+    if size is not None and size != 8 + n + n_data:
+        raise bad(
+            name,
+            f"it is {size} bytes long, its header describes {8 + n + n_data}",
+        )
+    data = _read_exact(stream, n_data, name, "the tensor data")
+    if size is None and stream.read(1):
+        raise bad(name, "it holds data past the tensors its header describes")
+    return header, table, data
+
+
+def _open_regular(path, name):
+    """An open binary file of ``path`` and its size; rejects non-regular files.
+
+    The file is opened without blocking (a FIFO would block until a writer
+    comes) and checked on the open descriptor, so a symlink to a device or a
+    FIFO is refused before a byte is read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise bad(name, "it is not a regular file (a device, FIFO or folder)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), info.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_model_file(source):
+    """Read ``source`` (a path or a binary file object) with the bounded reader."""
+    name = _source_name(source)
+    if isinstance(source, io.TextIOBase):
+        raise TypeError(f"load_model reads binary files: open {name!r} with mode 'rb'.")
+    if hasattr(source, "read"):
+        return (name, *_read_parts(source, None, name))
+    stream, size = _open_regular(source, name)
+    with stream:
+        return (name, *_read_parts(stream, size, name))
+
+
+def split_file(blob, path):
+    """``(header dict, tensor data bytes)`` of a safetensors byte string."""
+    name = _source_name(path)
+    header, _, data = _read_parts(io.BytesIO(blob), len(blob), name)
+    return header, bytes(data)
+
+
+# -- writing -----------------------------------------------------------------
+def digest(payload, data):
+    """SHA-256 over the JSON document and the raw tensor bytes."""
+    h = hashlib.sha256()
+    h.update(payload.encode("utf-8"))
+    h.update(data)
+    return h.hexdigest()
+
+
+def write_atomically(blob, path):
+    """Write ``blob`` to ``path`` through a temporary file and a rename.
+
+    The new file gets the permissions ``open(path, "w")`` would give it: those
+    of the file it replaces, else ``0o666`` minus the umask (the kernel
+    applies the umask to the ``os.open`` mode).
+    """
+    path = Path(path)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(tmp, flags, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def tensor_view(data, entry, key, name):
+    """A torch tensor over ``data`` (no copy), checked for finite values."""
+    dtype, shape, start, end = entry
+    count = math.prod(shape)
+    if count == 0:
+        return torch.from_numpy(np.empty(shape, dtype=dtype.newbyteorder("=")))
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=start)
+    if not dtype.isnative:
+        array = array.astype(dtype.newbyteorder("="))
+    if dtype.kind == "f":
+        for i in range(0, count, _FINITE_CHUNK):
+            if not np.isfinite(array[i : i + _FINITE_CHUNK]).all():
+                raise bad(name, f"tensor {key} holds non-finite values")
+    return torch.from_numpy(array.reshape(shape))

@@ -1,0 +1,176 @@
+"""How long a fit trains: early_stopping="auto", internal CV, max_iter="auto"."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import Callback
+
+from cr_sklearn import CRClassifier
+from cr_sklearn._epoch_selection import (
+    AUTO_HOLD_OUT_MIN_SAMPLES,
+    AUTO_MAX_EPOCHS,
+    AUTO_MAX_STEPS,
+    CV_SPLITS,
+)
+
+CV = dict(early_stopping="cv", max_iter="auto", learning_rate_init=1e-2, random_state=0)
+
+
+def _data(n=150, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = (X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.3).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    ("early_stopping", "n", "mode"),
+    [
+        ("cv", 150, "cv"),
+        ("cv", 5000, "cv"),
+        ("auto", AUTO_HOLD_OUT_MIN_SAMPLES - 1, "off"),
+        ("auto", AUTO_HOLD_OUT_MIN_SAMPLES, "hold-out"),
+        (True, 150, "hold-out"),
+        (False, 150, "off"),
+    ],
+)
+def test_early_stopping_resolves_by_the_size_of_the_data(early_stopping, n, mode):
+    est = CRClassifier(early_stopping=early_stopping)
+    assert est._early_stopping_mode(n, incremental=False) == mode
+    assert est._early_stopping_mode(n, incremental=True) == "off"
+
+
+def test_max_iter_auto_is_a_step_budget_with_internal_cv():
+    est = CRClassifier(max_iter="auto")
+    assert est._max_epochs("cv", 1) == AUTO_MAX_STEPS
+    assert est._max_epochs("cv", 3) == math.ceil(AUTO_MAX_STEPS / 3)
+    assert est._max_epochs("off", 3) == AUTO_MAX_EPOCHS
+    assert est._max_epochs("hold-out", 50) == AUTO_MAX_EPOCHS
+    assert CRClassifier(max_iter=7)._max_epochs("cv", 1) == 7
+
+
+class _Starts(Callback):
+    """Record each run's starting weights and its epoch count."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def on_train_begin(self, net, **kwargs):
+        self.log.append(
+            {k: v.detach().clone() for k, v in net.module_.state_dict().items()}
+        )
+
+
+def _spy_runs(monkeypatch):
+    starts = []
+    original = CRClassifier._build_net
+
+    def build(self, module, criterion, n_features, *, quiet=False):
+        net = original(self, module, criterion, n_features, quiet=quiet)
+        net.callbacks_.append(("spy", _Starts(starts).initialize()))
+        return net
+
+    monkeypatch.setattr(CRClassifier, "_build_net", build)
+    return starts
+
+
+def _same(a, b):
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_internal_cv_picks_the_epoch_of_least_mean_validation_loss(monkeypatch):
+    starts = _spy_runs(monkeypatch)
+    X, y = _data()
+    est = CRClassifier((8,), **CV).fit(X, y)
+    assert est.early_stopping_ == "cv"
+    curve = est.cv_validation_loss_
+    assert curve.ndim == 1 and np.isfinite(curve).all()
+    chosen = int(np.argmin(curve)) + 1
+    # The returned model trained on all rows for exactly that many epochs.
+    assert est.n_iter_ == len(est.loss_curve_) == est.best_epoch_ == chosen
+    assert est.validation_scores_ is None
+    # The folds and the final run start from one and the same network.
+    assert len(starts) == CV_SPLITS + 1
+    assert all(_same(starts[0], s) for s in starts[1:])
+    assert est.max_iter_ == math.ceil(AUTO_MAX_STEPS / 1)  # 100 rows: one batch
+
+
+def test_internal_cv_continues_a_warm_start(monkeypatch):
+    X, y = _data()
+    est = CRClassifier((8,), **CV).fit(X, y)
+    first = est.n_iter_
+    fitted = {k: v.clone() for k, v in est.module_.state_dict().items()}
+    starts = _spy_runs(monkeypatch)
+    est.set_params(warm_start=True).fit(X, y)
+    # Every run of the warm fit starts from the fitted network, not afresh.
+    assert all(_same(fitted, s) for s in starts)
+    assert est.n_iter_ == first + int(np.argmin(est.cv_validation_loss_)) + 1
+
+
+def test_internal_runs_are_silent_and_skip_user_callbacks(capsys):
+    class Count(Callback):
+        def initialize(self):
+            self.runs = 0
+            return self
+
+        def on_train_begin(self, net, **kwargs):
+            self.runs += 1
+
+    counter = Count()
+    X, y = _data()
+    CRClassifier((8,), callbacks=[counter], verbose=1, **CV).fit(X, y)
+    assert counter.runs == 1
+    out = capsys.readouterr().out
+    # One epoch table: the final run's.
+    assert [line.split()[:1] for line in out.splitlines()].count(["epoch"]) == 1
+
+
+def test_too_little_data_for_folds_trains_a_fixed_budget():
+    X = np.arange(10.0).reshape(5, 2)
+    y = np.array([0, 1, 0, 1, 0])
+    est = CRClassifier((4,), **CV).fit(X, y)
+    assert est.early_stopping_ == "off"
+    assert est.n_iter_ == est.max_iter_ == AUTO_MAX_EPOCHS
+    assert est.cv_validation_loss_ is None
+
+
+def test_hold_out_and_fixed_modes_keep_their_meaning():
+    X, y = _data(n=300)
+    held = CRClassifier((8,), early_stopping=True, random_state=0).fit(X, y)
+    assert held.early_stopping_ == "hold-out" and held.validation_scores_
+    fixed = CRClassifier((8,), early_stopping=False, max_iter=7, random_state=0)
+    fixed.fit(X, y)
+    assert fixed.early_stopping_ == "off" and fixed.n_iter_ == 7
+
+
+def test_partial_fit_runs_one_epoch_whatever_early_stopping_says():
+    X, y = _data()
+    est = CRClassifier((8,), **CV).partial_fit(X, y, classes=[0, 1])
+    assert est.n_iter_ == 1 and est.early_stopping_ == "off"
+
+
+def test_seeded_fits_with_internal_cv_are_reproducible():
+    X, y = _data()
+    params = {**CV, "random_state": 3}
+    a = CRClassifier((8,), **params).fit(X, y).predict_proba(X)
+    b = CRClassifier((8,), **params).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_depth_growth_keeps_its_growth_under_internal_cv():
+    from cr_sklearn import DepthGrowth
+
+    X, y = _data(n=200)
+    base = CRClassifier((8, 8), architecture="residual", **{**CV, "max_iter": 30})
+    grown = DepthGrowth(base, tol=0.0, max_blocks=2, max_steps=2, random_state=0)
+    grown.fit(X, y)
+    kept = [e for e in grown.growth_history_[1:] if e["kept"]]
+    assert kept, "no growth step was kept"
+    model = grown.estimator_
+    # The returned network has the grown blocks, and its last fit chose its
+    # length by internal CV on top of the grown network.
+    assert grown.n_blocks_ > 1  # one block to start with
+    assert len(model.hidden_layer_sizes) == 1 + grown.n_blocks_
+    assert model.early_stopping_ == "cv"
