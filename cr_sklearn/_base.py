@@ -18,12 +18,12 @@ from ._inference import InferenceMixin
 from ._net_builder import NetBuilderMixin
 from ._net_state import NetStateMixin
 from ._objective import TrainingObjective
+from ._params import ResolvedParamsMixin
 from ._summaries import set_summaries
 from ._training import _TensorDataset, _torch_context
 from ._utils import (
     check_training_range,
     find_stacklevel,
-    is_integer,
     resolve_device,
     validation_split,
     warn_if_unstandardized,
@@ -32,14 +32,10 @@ from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
 
 __all__ = ["BaseCR"]
 
-# Below this many input features the exact stream is cheap enough; above, the
-# "auto" stream uses random projections (O(k) instead of O(d) passes).
-_EXACT_STREAM_MAX_FEATURES = 32
-_AUTO_PROJECTIONS = 4
-
 
 class BaseCR(
     FittedAttributesHTMLMixin,
+    ResolvedParamsMixin,
     EpochSelectionMixin,
     InferenceMixin,
     NetBuilderMixin,
@@ -193,83 +189,6 @@ class BaseCR(
     def _output_bias(self, y_codes):
         """Initial output bias (the prior's logits); zeros by default."""
         return None
-
-    def _class_sample_weight(self, y_codes):
-        """Per-sample weights implied by ``class_weight`` (ones if ``None``)."""
-        if self.class_weight is None:
-            return np.ones(len(y_codes))
-        n_classes = len(self.classes_)
-        if isinstance(self.class_weight, str):
-            counts = np.bincount(y_codes, minlength=n_classes).astype(float)
-            per_class = len(y_codes) / (n_classes * np.maximum(counts, 1))
-        else:
-            per_class = self._check_class_weight()
-        return per_class[y_codes]
-
-    # -- resolved parameters -------------------------------------------------
-    def _hidden_sizes(self):
-        """``hidden_layer_sizes`` as a list of ints, validated.
-
-        An int (one layer) or a flat sequence of ints, each >= 1. Floats and
-        bools are rejected, not truncated: ``(2.7,)`` is not 2 units.
-        """
-        sizes = self.hidden_layer_sizes
-        entries = [sizes] if is_integer(sizes) else sizes
-        if isinstance(sizes, (str, bytes, bool, np.bool_)) or not hasattr(
-            entries, "__iter__"
-        ):
-            raise ValueError(
-                "hidden_layer_sizes must be an int or a flat sequence of ints "
-                f">= 1, got {sizes!r:.80}."
-            )
-        entries = list(entries)
-        for i, size in enumerate(entries):
-            if not is_integer(size) or size < 1:
-                raise ValueError(
-                    f"hidden_layer_sizes[{i}] = {size!r:.40} is not an integer "
-                    ">= 1: hidden_layer_sizes must be an int or a flat sequence "
-                    f"of ints >= 1, got {sizes!r:.80}."
-                )
-        return [int(size) for size in entries]
-
-    def _stream_mode(self, n_features):
-        if self.n_projections == "exact":
-            return "exact"
-        if self.n_projections == "auto":
-            if n_features <= _EXACT_STREAM_MAX_FEATURES:
-                return "exact"
-            return _AUTO_PROJECTIONS
-        if self.n_projections > n_features:
-            # Capped: the exact stream carries n_features directions, costs
-            # no more than more random ones and has no estimation noise.
-            return "exact"
-        return int(self.n_projections)
-
-    def _batch_size(self, n_samples):
-        if self.batch_size == "auto":
-            return min(200, n_samples)
-        return min(int(self.batch_size), n_samples)
-
-    def _learning_rate(self):
-        """``learning_rate_init``; ``"auto"`` scales 1e-3 with the batch.
-
-        Above 200 rows a batch averages more samples per step, so there are
-        fewer steps per epoch: the step grows in proportion (the linear
-        scaling rule), keeping the per-epoch progress of batch 200.
-        """
-        if self.learning_rate_init == "auto":
-            return 1e-3 * max(1.0, self._batch_size_ / 200)
-        return float(self.learning_rate_init)
-
-    def _objective(self, n_features):
-        """The training objective of the current parameters."""
-        return TrainingObjective.from_params(
-            dreg=self.dreg,
-            dreg_lambda=self.dreg_lambda,
-            igpen_lambda=self.igpen_lambda,
-            directions=self._stream_mode(n_features),
-            stream_rows=self.stream_rows,
-        )
 
     # -- the contract with growth ---------------------------------------------
     def _training_data(self, X, y):
@@ -435,57 +354,3 @@ class BaseCR(
         tags.input_tags.sparse = False
         tags.non_deterministic = False
         return tags
-
-    # -- checks of parameters that depend on the data ------------------------
-    def _check_fit_params(self, n_features):
-        """Check the parameters against data with ``n_features`` columns.
-
-        ``hidden_layer_sizes`` must be ints >= 1; an ``n_projections`` above
-        ``n_features`` is capped (the exact stream is used), with a warning.
-        """
-        self._hidden_sizes()
-        k = self.n_projections
-        if not isinstance(k, str) and k > n_features:
-            warnings.warn(
-                f"n_projections={k} is more than the {n_features} features: "
-                "capped, the exact stream (n_features directions, no estimation "
-                "noise, no more cost) is used.",
-                UserWarning,
-                stacklevel=find_stacklevel(),
-            )
-
-    def _check_class_weight(self):
-        """Per-class weights of a dict ``class_weight``, aligned with ``classes_``.
-
-        As :func:`sklearn.utils.class_weight.compute_class_weight`: classes
-        missing from the dict weigh 1, and a key that is not a class raises
-        unless every class has a weight. Every weight must be a finite
-        number >= 0 (0 removes the class from the loss). ``None`` when
-        ``class_weight`` is not a dict.
-        """
-        weights = self.class_weight
-        if not isinstance(weights, dict):
-            return None
-        for key, value in weights.items():
-            if not isinstance(value, numbers.Real) or isinstance(value, bool):
-                raise TypeError(
-                    f"class_weight[{key!r}] = {value!r:.40} is not a number."
-                )
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(
-                    f"class_weight[{key!r}] = {value!r} must be a finite number >= 0."
-                )
-        per_class = np.ones(len(self.classes_))
-        unweighted = []
-        for i, label in enumerate(self.classes_):
-            try:
-                per_class[i] = float(weights[label])
-            except (KeyError, TypeError):
-                unweighted.append(label)
-        if unweighted and len(self.classes_) - len(unweighted) != len(weights):
-            labels = np.asarray(unweighted).tolist()
-            raise ValueError(
-                f"The classes, {labels}, are not in class_weight (its keys "
-                f"{list(weights)[:10]} include labels that are not classes)."
-            )
-        return per_class
