@@ -345,11 +345,19 @@ def _versions():
     from importlib import metadata
 
     found = {}
-    for package in ("scikit-learn", "xgboost", "pytabkit"):
-        try:
-            found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
+    # xgboost-cpu is the same library as xgboost, without the CUDA parts.
+    sources = {
+        "scikit-learn": ("scikit-learn",),
+        "xgboost": ("xgboost", "xgboost-cpu"),
+        "pytabkit": ("pytabkit",),
+    }
+    for package, distributions in sources.items():
+        for distribution in distributions:
+            try:
+                found[package] = metadata.version(distribution)
+                break
+            except metadata.PackageNotFoundError:
+                pass
     return found
 
 
