@@ -119,3 +119,43 @@ def test_factorial_command(tmp_path, capsys):
     assert "dreg against each regulariser" in printed
     assert (out / "factorial.csv").read_text().count("\n") == 3
     assert (out / "factorial.md").exists()
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["study", "--help"], ["study", "--no-such-option"]]
+)
+def test_help_and_argument_errors_do_not_import_torch(argv):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import cr_sklearn.cli as cli\n"
+        "try:\n"
+        f"    cli.main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.exit(3 if 'torch' in sys.modules else 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    assert done.returncode == 0, "torch was imported"
+
+
+def test_the_package_namespace_loads_on_first_use():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cr_sklearn\n"
+        "assert 'torch' not in sys.modules\n"
+        "assert set(cr_sklearn.__all__) <= set(dir(cr_sklearn))\n"
+        "for name in cr_sklearn.__all__:\n"
+        "    getattr(cr_sklearn, name)\n"
+        "assert cr_sklearn.study.data_fraction_study\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        import cr_sklearn
+
+        cr_sklearn.nope  # noqa: B018
