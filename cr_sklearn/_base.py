@@ -101,7 +101,11 @@ class BaseCR(
         "spectral_norm": ["boolean"],
         "igpen_lambda": [Interval(numbers.Real, 0, None, closed="left")],
         "standardize": ["boolean"],
-        "n_threads": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_threads": [
+            StrOptions({"auto"}),
+            Interval(numbers.Integral, 1, None, closed="left"),
+            None,
+        ],
         "random_state": ["random_state"],
         "device": [str],
         "verbose": ["verbose"],
@@ -278,7 +282,8 @@ class BaseCR(
         split = None
         if mode == "hold-out":
             split = validation_split(y_codes, self.validation_fraction, seed)
-        with _torch_context(seed, self.n_threads, self.device_):
+        threads = self._fit_threads(X.shape[1], len(y_codes))
+        with _torch_context(seed, threads, self.device_):
             weight = None if uniform else weight
             if split is None:
                 train_idx, valid_ds = np.arange(len(y_codes)), None

@@ -156,11 +156,16 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         Standardise features inside the network with the training mean and
         standard deviation. Jacobians are still reported with respect to the
         raw ``X``.
-    n_threads : int or None, default=None
+    n_threads : int, "auto" or None, default="auto"
         Torch threads used while fitting (restored afterwards), at most the
         CPUs the process may use (more are clamped, with a warning).
-        ``None`` leaves torch's setting; use 1 inside parallel
-        cross-validation.
+        ``"auto"``: one thread unless a training step's arithmetic (batch
+        rows times the network's weights) is large enough for more to pay,
+        then at most four; small networks lose time to a second thread, and
+        lose much more when the cores are shared (a grid search with
+        ``n_jobs``, a laptop, CI). It depends on the data's shape and the
+        usable CPUs only, so seeded fits stay reproducible. ``None`` leaves
+        torch's setting. Prediction uses torch's setting.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, shuffling, validation split, dropout and
         projections. Fits with the same seed give identical predictions.
@@ -341,7 +346,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         spectral_norm=False,
         igpen_lambda=0.0,
         standardize=True,
-        n_threads=None,
+        n_threads="auto",
         random_state=None,
         device="cpu",
         verbose=0,

@@ -174,3 +174,28 @@ def test_depth_growth_keeps_its_growth_under_internal_cv():
     assert grown.n_blocks_ > 1  # one block to start with
     assert len(model.hidden_layer_sizes) == 1 + grown.n_blocks_
     assert model.early_stopping_ == "cv"
+
+
+def test_auto_threads_use_one_thread_for_small_networks(monkeypatch):
+    seen = []
+
+    class Threads(Callback):
+        def on_train_begin(self, net, **kwargs):
+            seen.append(torch.get_num_threads())
+
+    X, y = _data()
+    CRClassifier((8,), max_iter=2, callbacks=[Threads()], random_state=0).fit(X, y)
+    assert seen == [1]
+    # Large steps may use more, bounded by the usable CPUs and by four.
+    import cr_sklearn._params as params
+
+    monkeypatch.setattr(params, "usable_cpus", lambda: 16)
+
+    def threads(n_features, **params):
+        est = CRClassifier(**params)
+        est.classes_ = np.array([0, 1])
+        return est._fit_threads(n_features, 1000)
+
+    assert threads(384, hidden_layer_sizes=(4096, 4096)) == 4
+    assert threads(8) == 1
+    assert threads(8, n_threads=3) == 3
