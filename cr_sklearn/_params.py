@@ -22,10 +22,10 @@ _AUTO_PROJECTIONS = 4
 
 
 # n_threads="auto": below this many multiply-adds per optimizer step (batch
-# rows x weights) a second thread costs more than it saves. Measured with the
-# stream penalty on 2 idle cores: 1.8-2.3x slower at 1-6 million (tabular
-# shapes and 384 embedding features), 1.03-1.25x slower at 34-168 million.
-_AUTO_THREADS_MIN_MACS = 256_000_000
+# rows x weights) a second thread gains little when the cores are idle and
+# costs several times over when they are shared; above it, more threads pay
+# (benchmarks/bench_threads.py, results/threads.md).
+_AUTO_THREADS_MIN_MACS = 16_000_000
 _AUTO_THREADS_MAX = 4
 
 
