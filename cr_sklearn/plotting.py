@@ -431,7 +431,8 @@ class GradientNormDisplay:
         """
         plt = _pyplot()
         if ax is None:
-            _, ax = plt.subplots()
+            # Constrained layout makes room for the legend beside the axes.
+            _, ax = plt.subplots(layout="constrained")
         self.taus_, self.patches_, self.lines_ = {}, {}, {}
         scaled = {}
         for name, norms in self.norms.items():
@@ -467,7 +468,13 @@ class GradientNormDisplay:
             ax.set_title(f"tau = p{self.q:g}/mean = {tau:.3f}")
         else:
             ax.set_title(f"tau = p{self.q:g}/mean (dashed: mean, dotted: p{self.q:g})")
-        ax.legend(loc="best", fontsize="small")
+        # Outside the axes: the histograms fill the data area.
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            fontsize="small",
+            borderaxespad=0.0,
+        )
         self.ax_ = ax
         self.figure_ = ax.figure
         return self

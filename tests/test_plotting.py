@@ -155,3 +155,18 @@ def test_loss_curve_without_validation_or_penalty(pima):
     assert display.score_ax_ is None
     _, ax = plt.subplots()
     assert LossCurveDisplay.from_estimator(clf, ax=ax).ax_ is ax
+
+
+def test_gradient_norm_legend_stays_off_the_data(two_layer, pima):
+    X, y = pima
+    models = {"CR": two_layer, "LogReg": LogisticRegression(max_iter=500).fit(X, y)}
+    display = GradientNormDisplay.from_estimators(models, X)
+    fig = display.figure_
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = display.ax_.get_legend().get_window_extent(renderer)
+    axes = display.ax_.get_window_extent(renderer)
+    assert not legend.overlaps(axes)
+    tight = fig.get_tightbbox(renderer)
+    width, height = fig.get_size_inches()
+    assert tight.x1 <= width + 1e-6 and tight.y1 <= height + 1e-6
