@@ -199,3 +199,16 @@ def test_auto_threads_use_one_thread_for_small_networks(monkeypatch):
     assert threads(384, hidden_layer_sizes=(4096, 4096)) == 4
     assert threads(8) == 1
     assert threads(8, n_threads=3) == 3
+
+
+def test_a_model_fitted_with_internal_cv_saves_and_loads(tmp_path):
+    from cr_sklearn import load_model, save_model
+
+    X, y = _data()
+    est = CRClassifier((8,), **CV).fit(X, y)
+    path = tmp_path / "cv.safetensors"
+    save_model(est, path)
+    loaded = load_model(path)
+    assert loaded.early_stopping_ == "cv" and loaded.max_iter_ == est.max_iter_
+    np.testing.assert_array_equal(loaded.cv_validation_loss_, est.cv_validation_loss_)
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
