@@ -42,7 +42,7 @@ Run::
 
     python benchmarks/bench_selective.py --split tune --repeats 5
     python benchmarks/bench_selective.py --tables breast_cancer --repeats 1 \\
-        --quick --output /tmp/selective.md      # a smoke test
+        --quick --output selective_smoke.md    # a smoke test
 
 The Markdown report goes to ``benchmarks/results/selective.md``.
 """
