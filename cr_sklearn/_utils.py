@@ -257,5 +257,5 @@ def warn_if_unstandardized(X):
             "standardize=False. Set standardize=True (the default), or scale "
             "X first, e.g. make_pipeline(StandardScaler(), CRClassifier(...)).",
             UserWarning,
-            stacklevel=4,
+            stacklevel=find_stacklevel(),
         )

@@ -56,6 +56,8 @@ def test_unstandardised_features_warn_only_without_standardize(pima):
         CRClassifier(standardize=False, **params).fit(X, y)
     # Pima's glucose (column 1) and insulin (column 4) are far from unit scale.
     assert "1" in str(rec[0].message) and "4" in str(rec[0].message)
+    # The warning points at the caller's line, not inside the package.
+    assert rec[0].filename == __file__
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         CRClassifier(**params).fit(X, y)
