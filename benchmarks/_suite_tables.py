@@ -170,20 +170,24 @@ def regimes(table):
     return (size, *(tag for tag, on in flags.items() if on))
 
 
-def _tag_matrix(tables):
+def _tag_matrix(tables, regimes_of=None):
     """Tables x regime tags, 1 where the tag applies."""
-    tags = sorted({tag for table in tables for tag in regimes(table)})
-    return np.array([[tag in regimes(t) for tag in tags] for t in tables], dtype=int)
+    regimes_of = regimes if regimes_of is None else regimes_of
+    tags = sorted({tag for table in tables for tag in regimes_of(table)})
+    return np.array([[tag in regimes_of(t) for tag in tags] for t in tables], dtype=int)
 
 
-def draw_split(tables, seed=SPLIT_SEED, fixed=FIXED_TUNE):
+def draw_split(
+    tables, seed=SPLIT_SEED, fixed=FIXED_TUNE, fixed_confirm=(), regimes_of=None
+):
     """Draw the tune/confirm split, balanced across the regimes.
 
-    The ``fixed`` tables go to the tuning half; of the others, as many as
-    make the halves equal (the odd one out goes to ``"confirm"``) are added
-    to it. Every such choice is scored by its imbalance, the sum over the
-    regime tags of :func:`regimes` of ``|#tune - #confirm|``, and one of the
-    choices of least imbalance is drawn at random with ``seed``.
+    The ``fixed`` tables go to the tuning half and the ``fixed_confirm``
+    tables to the confirmation half; of the others, as many as make the
+    halves equal (the odd one out goes to ``"confirm"``) are added to the
+    tuning half. Every such choice is scored by its imbalance, the sum over
+    the regime tags of ``|#tune - #confirm|``, and one of the choices of
+    least imbalance is drawn at random with ``seed``.
 
     Parameters
     ----------
@@ -193,6 +197,11 @@ def draw_split(tables, seed=SPLIT_SEED, fixed=FIXED_TUNE):
         Seed of the draw among the most balanced choices.
     fixed : sequence of str, default=FIXED_TUNE
         Tables that go to the tuning half whatever the draw.
+    fixed_confirm : sequence of str, default=()
+        Tables that go to the confirmation half whatever the draw.
+    regimes_of : callable, default=None
+        ``regimes_of(table) -> tags``; :func:`regimes` when None (another
+        registry passes its own).
 
     Returns
     -------
@@ -201,18 +210,23 @@ def draw_split(tables, seed=SPLIT_SEED, fixed=FIXED_TUNE):
     """
     tables = sorted(tables, key=lambda t: t.name)
     names = [t.name for t in tables]
-    is_fixed = np.array([n in fixed for n in names])
-    free = np.flatnonzero(~is_fixed)
-    n_free_tune = max(0, len(names) // 2 - int(is_fixed.sum()))
-    tags = _tag_matrix(tables)
+    overlap = sorted(set(fixed) & set(fixed_confirm))
+    if overlap:
+        raise ValueError(f"Tables fixed to both halves: {overlap}.")
+    is_tune = np.array([n in fixed for n in names])
+    is_confirm = np.array([n in fixed_confirm for n in names])
+    free = np.flatnonzero(~is_tune & ~is_confirm)
+    n_free_tune = min(len(free), max(0, len(names) // 2 - int(is_tune.sum())))
+    tags = _tag_matrix(tables, regimes_of)
     total = tags.sum(axis=0)
-    fixed_count = tags[is_fixed].sum(axis=0)
+    fixed_count = tags[is_tune].sum(axis=0)
     choices = np.array(list(itertools.combinations(free, n_free_tune)), dtype=int)
+    choices = choices.reshape(-1, n_free_tune)
     tune_count = fixed_count + tags[choices].sum(axis=1)
     cost = np.abs(2 * tune_count - total).sum(axis=1)
     best = np.flatnonzero(cost == cost.min())
     chosen = choices[np.random.RandomState(seed).choice(best)]
-    tune = set(np.flatnonzero(is_fixed)) | set(chosen)
+    tune = set(np.flatnonzero(is_tune)) | set(chosen)
     return {n: "tune" if i in tune else "confirm" for i, n in enumerate(names)}
 
 
@@ -244,7 +258,7 @@ def why_unavailable(table, data_dir=None):
     return None
 
 
-def get_tables(names=None, split="all"):
+def get_tables(names=None, split="all", tables=None):
     """Registry entries by name and half, in registry order.
 
     Parameters
@@ -253,21 +267,24 @@ def get_tables(names=None, split="all"):
         Table names; all tables when None.
     split : {"all", "tune", "confirm"}, default="all"
         Keep only one half.
+    tables : sequence of Table, default=None
+        The registry to select from; this module's ``TABLES`` when None.
 
     Returns
     -------
     tables : list of Table
     """
+    tables = TABLES if tables is None else tables
     if split not in ("all", "tune", "confirm"):
         raise ValueError(f"split must be 'all', 'tune' or 'confirm', got {split!r}.")
-    by_name = {t.name: t for t in TABLES}
+    by_name = {t.name: t for t in tables}
     if names is not None:
         unknown = sorted(set(names) - set(by_name))
         if unknown:
             raise ValueError(f"Unknown tables {unknown}; known: {sorted(by_name)}.")
     return [
         t
-        for t in TABLES
+        for t in tables
         if (names is None or t.name in names) and split in ("all", t.split)
     ]
 
