@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 from skorch.helper import predefined_split
 
-from ._epoch_selection import EpochSelectionMixin
+from ._epoch_selection import EpochSelectionMixin, steps_per_epoch
 from ._html_repr import FittedAttributesHTMLMixin
 from ._inference import InferenceMixin
 from ._net_builder import NetBuilderMixin
@@ -292,7 +292,7 @@ class BaseCR(
                 valid_ds = self._dataset(X, y_codes, weight, valid_idx)
             train_ds = self._dataset(X, y_codes, weight, train_idx)
             self._batch_size_ = self._batch_size(len(train_idx))
-            steps = -(-len(train_idx) // self._batch_size_)
+            steps = steps_per_epoch(len(train_idx), self._batch_size_)
             self.max_iter_ = self._max_epochs(mode, steps)
             if reset:
                 self.net_ = self._new_net(X.shape[1])

@@ -41,7 +41,8 @@ AUTO_MAX_EPOCHS = 100
 MIN_PATIENCE_STEPS = 50
 
 
-def _steps_per_epoch(n_samples, batch_size):
+def steps_per_epoch(n_samples, batch_size):
+    """Optimizer steps in one epoch over ``n_samples`` in batches of ``batch_size``."""
     return max(1, math.ceil(n_samples / batch_size))
 
 
@@ -101,7 +102,7 @@ class EpochSelectionMixin:
                 copy.deepcopy(module), copy.deepcopy(criterion), X.shape[1], quiet=True
             )
             batch = net.batch_size = self._batch_size(len(train))
-            steps = _steps_per_epoch(len(train), batch)
+            steps = steps_per_epoch(len(train), batch)
             stopping = dict(net.callbacks_)["early_stopping"]
             stopping.patience = max(
                 self.n_iter_no_change, math.ceil(MIN_PATIENCE_STEPS / steps)
