@@ -148,7 +148,7 @@ def test_early_stopping_still_splits_small_data(binary_data):
     X, y = binary_data
     # 20 rows, 3 classes, 2 validation rows: not stratifiable, still a split.
     X20, y20 = X[:20], np.arange(20) % 3
-    reg = CROrdinalRegressor(**FAST).fit(X20, y20)  # early_stopping=True
+    reg = CROrdinalRegressor(**FAST, early_stopping=True).fit(X20, y20)
     assert reg.validation_scores_ is not None
     clf = CRClassifier(**FAST, early_stopping=True, validation_fraction=0.5)
     assert clf.fit(X, y).validation_scores_ is not None

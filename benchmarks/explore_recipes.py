@@ -1,0 +1,276 @@
+"""The recipe search of the defaults issue: training recipes beyond parameters.
+
+``suite.py --candidate`` compares CRClassifier parameter sets. Some recipes
+tried while choosing the defaults are not a parameter set: a hold-out probe
+that picks the epoch count and a refit on every row, a batch size derived
+from the data, a fixed budget of optimizer steps. They are written here as
+functions ``recipe(X, y, seed, params) -> (model, info)`` and run on the
+tuning half of the suite (never the confirmation half), with the suite's
+tables, splits and preprocessing, one thread per fit, tables in parallel.
+
+Rounds (``--round``; each also runs the defaults of the time as ``default``):
+
+- ``refit``: hold-out probe (20%), best epoch, refit on all rows, at batch
+  200 and 32; batch 32 alone; early stopping at batch 32.
+- ``batch``: the probe and refit with a batch of an eighth of the rows
+  (16 to 200) and patience counted in epochs or in steps.
+- ``steps``: a fixed budget of 200, 500 or 1,000 optimizer steps below
+  2,000 rows (batch at most 200 or 64).
+- ``regularise``: the 500-step budget with 10x or 100x ``dreg_lambda``,
+  weight decay 1 or dropout 0.3.
+- ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
+  then a refit), at batch 200 and 64.
+
+Run::
+
+    python benchmarks/explore_recipes.py --round steps --repeats 1
+
+The Markdown report goes to ``results/suite_tune_exploration_<round>.md``.
+With ``--repeats 1`` (one 2-fold split) a difference in mean accuracy under
+about one point is within the noise of the splits.
+"""
+
+import argparse
+import datetime
+import importlib.util
+import math
+import shlex
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+LARGE = 2000  # rows from which the step-budget recipes keep the defaults
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def plain(X, y, seed, params):
+    """CRClassifier with ``params``."""
+    from cr_sklearn import CRClassifier
+
+    model = CRClassifier(random_state=seed, n_threads=1, **params).fit(X, y)
+    return model, {"epochs": model.n_iter_}
+
+
+def hold_out_refit(X, y, seed, params):
+    """A hold-out probe picks the epoch count; a refit on every row follows.
+
+    ``batch_divisor`` sets the batch to ``ceil(n_probe / batch_divisor)``
+    clipped to [16, 200]; ``patience_steps`` counts patience in optimizer
+    steps rather than epochs.
+    """
+    from cr_sklearn import CRClassifier
+
+    p = dict(params)
+    fraction = p.pop("validation_fraction", 0.2)
+    max_steps = p.pop("max_steps", None)
+    patience = p.pop("n_iter_no_change", 10)
+    divisor = p.pop("batch_divisor", None)
+    patience_steps = p.pop("patience_steps", None)
+    max_iter = p.pop("max_iter", 300)
+    n_probe = int(len(y) * (1 - fraction))
+    if divisor is not None:
+        p["batch_size"] = int(min(200, max(16, math.ceil(n_probe / divisor))))
+    per_epoch = math.ceil(n_probe / min(p.get("batch_size", 200), n_probe))
+    if patience_steps is not None:
+        patience = max(patience, math.ceil(patience_steps / per_epoch))
+    if max_steps is not None:
+        max_iter = max(1, math.ceil(max_steps / per_epoch))
+    common = {"random_state": seed, "n_threads": 1, **p}
+    probe = CRClassifier(
+        early_stopping=True,
+        validation_fraction=fraction,
+        max_iter=max_iter,
+        n_iter_no_change=patience,
+        **common,
+    ).fit(X, y)
+    epochs = max(1, probe.best_epoch_ or probe.n_iter_)
+    model = CRClassifier(early_stopping=False, max_iter=epochs, **common).fit(X, y)
+    return model, {"epochs": epochs}
+
+
+def step_budget(X, y, seed, params):
+    """A fixed number of optimizer steps below ``LARGE`` rows (else defaults)."""
+    from cr_sklearn import CRClassifier
+
+    p = dict(params)
+    steps = p.pop("steps")
+    batch_max = p.pop("batch_max", 200)
+    if len(y) >= LARGE:
+        return plain(X, y, seed, p)
+    batch = min(batch_max, len(y))
+    epochs = max(1, math.ceil(steps / math.ceil(len(y) / batch)))
+    model = CRClassifier(
+        random_state=seed, n_threads=1, max_iter=epochs, batch_size=batch, **p
+    ).fit(X, y)
+    return model, {"epochs": epochs}
+
+
+ROUNDS = {
+    "refit": {
+        "batch32": (plain, {"batch_size": 32}),
+        "refit200": (hold_out_refit, {}),
+        "refit32": (hold_out_refit, {"batch_size": 32}),
+        "early-stop32 (no refit)": (
+            plain,
+            {
+                "batch_size": 32,
+                "early_stopping": True,
+                "validation_fraction": 0.2,
+                "max_iter": 300,
+            },
+        ),
+    },
+    "batch": {
+        "refit_b8_p10": (hold_out_refit, {"batch_divisor": 8}),
+        "refit_b8_p20": (hold_out_refit, {"batch_divisor": 8, "n_iter_no_change": 20}),
+        "refit_b200_ps50": (hold_out_refit, {"patience_steps": 50}),
+        "refit_b8_ps50": (hold_out_refit, {"batch_divisor": 8, "patience_steps": 50}),
+    },
+    "steps": {
+        "s200": (step_budget, {"steps": 200}),
+        "s500": (step_budget, {"steps": 500}),
+        "s1000": (step_budget, {"steps": 1000}),
+        "s500_b64": (step_budget, {"steps": 500, "batch_max": 64}),
+    },
+    "regularise": {
+        "s500_l0.1": (step_budget, {"steps": 500, "dreg_lambda": 0.1}),
+        "s500_l1": (step_budget, {"steps": 500, "dreg_lambda": 1.0}),
+        "s500_wd1": (step_budget, {"steps": 500, "weight_decay": 1.0}),
+        "s500_do0.3": (step_budget, {"steps": 500, "dropout": 0.3}),
+    },
+    "cv": {
+        "cv3": (plain, {"early_stopping": "cv", "max_iter": "auto"}),
+        "cv3_b64": (
+            plain,
+            {"early_stopping": "cv", "max_iter": "auto", "batch_size": 64},
+        ),
+    },
+}
+
+
+def run_one(suite, recipe, params, X, y, train, test, seed):
+    """Fit one recipe on one split; accuracy, log-loss, fit time and tau."""
+    import torch
+    from sklearn.metrics import accuracy_score, log_loss
+    from threadpoolctl import threadpool_limits
+
+    from cr_sklearn import gradient_tail_ratio
+
+    torch.set_num_threads(1)
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pre = suite.make_preprocessing(X).fit(X.iloc[train])
+        X_train, X_test = pre.transform(X.iloc[train]), pre.transform(X.iloc[test])
+        start = time.perf_counter()
+        model, info = recipe(X_train, y[train], seed, params)
+        seconds = time.perf_counter() - start
+        proba = model.predict_proba(X_test)
+        return {
+            "acc": accuracy_score(y[test], model.classes_[proba.argmax(1)]),
+            "ll": log_loss(y[test], proba, labels=model.classes_),
+            "time": seconds,
+            "tau": gradient_tail_ratio(model.input_gradient_norms(X_test)),
+            **info,
+        }
+
+
+def evaluate(recipes, tables, repeats, n_jobs, exclude):
+    """``{recipe: {table: [scores per split]}}`` on the tuning half."""
+    suite, registry = _load("suite"), _load("_suite_tables")
+    data = []
+    for table in registry.get_tables(tables, "tune"):
+        if table.name in exclude or registry.why_unavailable(table, None):
+            continue
+        X, y = registry.load_table(table)
+        y = np.asarray(y)
+        data.append((table.name, X, y, suite.make_splits(y, repeats)))
+    tasks = [
+        (name, t, X, y, i, split)
+        for name in recipes
+        for t, X, y, splits in data
+        for i, split in enumerate(splits)
+    ]
+    scores = Parallel(n_jobs=n_jobs)(
+        delayed(run_one)(suite, *recipes[name], X, y, *split, i)
+        for name, _, X, y, i, split in tasks
+    )
+    rows = {}
+    for (name, table, *_), score in zip(tasks, scores, strict=True):
+        rows.setdefault(name, {}).setdefault(table, []).append(score)
+    return rows
+
+
+def report(rows, argv):
+    """The Markdown report: per table mean accuracy / log-loss, then summaries."""
+    names = list(rows)
+    tables = list(rows[names[0]])
+
+    def mean(name, table, key):
+        return np.mean([s[key] for s in rows[name][table]])
+
+    lines = [
+        "# Recipe exploration on the tuning half",
+        "",
+        f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
+        "",
+        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. "
+        "Accuracy (%) / log-loss, means over the splits; one thread per fit.",
+        "",
+        "| table | " + " | ".join(names) + " |",
+        "| --- | " + " | ".join("---" for _ in names) + " |",
+    ]
+    for t in tables:
+        cells = [
+            f"{100 * mean(n, t, 'acc'):.2f} / {mean(n, t, 'll'):.3f}" for n in names
+        ]
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    summary = {
+        "mean": lambda n: (
+            f"{100 * np.mean([mean(n, t, 'acc') for t in tables]):.2f} / "
+            f"{np.mean([mean(n, t, 'll') for t in tables]):.3f}"
+        ),
+        "median fit (s)": lambda n: (
+            f"{np.median([mean(n, t, 'time') for t in tables]):.2f}"
+        ),
+        "median tau": lambda n: f"{np.median([mean(n, t, 'tau') for t in tables]):.2f}",
+    }
+    for label, cell in summary.items():
+        lines.append(f"| **{label}** | " + " | ".join(cell(n) for n in names) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--round", choices=sorted(ROUNDS), required=True)
+    parser.add_argument("--tables", type=lambda s: s.split(","), default=None)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument(
+        "--exclude", type=lambda s: s.split(","), default=["adult"], help="a,b,c"
+    )
+    parser.add_argument("--output", type=Path, default=None)
+    args = parser.parse_args(argv)
+    recipes = {"default": (plain, {}), **ROUNDS[args.round]}
+    rows = evaluate(recipes, args.tables, args.repeats, args.n_jobs, set(args.exclude))
+    text = report(rows, argv)
+    output = args.output or RESULTS / f"suite_tune_exploration_{args.round}.md"
+    output.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
