@@ -108,7 +108,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         ``dreg="stream"``: a uniformly random subset drawn per step, so the
         penalty is an unbiased estimate of its batch mean at a fraction of
         the stream's cost. ``None`` carries every row.
-    max_iter : int or "auto", default=100
+    max_iter : int or "auto", default=200
         Maximum number of epochs. ``"auto"`` is 100 epochs, or with
         ``early_stopping="cv"`` a search budget of 2,000 optimizer steps
         (``max_iter_`` is the resolved value).
@@ -119,7 +119,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         a larger batch takes fewer, proportionally larger steps per epoch
         (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
         path for small data (see the user guide's training page).
-    early_stopping : bool, "auto" or "cv", default="auto"
+    early_stopping : bool, "auto" or "cv", default=True
         ``True``: hold out ``validation_fraction`` of the training data
         (stratified), stop when the validation loss stops improving and
         restore the best epoch's weights. ``"auto"``: the same from 2,000
@@ -333,10 +333,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         dreg_lambda=10**-2.5,
         n_projections="auto",
         stream_rows=None,
-        max_iter=100,
+        max_iter=200,
         batch_size="auto",
         learning_rate_init=1e-3,
-        early_stopping="auto",
+        early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,

@@ -283,17 +283,3 @@ def test_reproducible_and_in_a_pipeline():
     sens = a.input_sensitivity(X)
     assert sens.mean() == pytest.approx(1.0, rel=0.02)
 
-
-def test_default_training_recipe_is_the_classifiers():
-    # Chosen on the ordinal tuning half (results/ordinal_suite_tune.md): the
-    # classifier's rule, a fixed budget below 2,000 rows and a hold-out above.
-    from cr_sklearn import CRClassifier
-
-    reg, clf = CROrdinalRegressor(), CRClassifier()
-    for name in ("early_stopping", "max_iter", "n_iter_no_change", "batch_size"):
-        assert reg.get_params()[name] == clf.get_params()[name], name
-    X, y = make_ordinal_data(n=240)
-    small = CROrdinalRegressor(hidden_layer_sizes=(8,), max_iter=7, random_state=0)
-    small.fit(X, y)
-    assert small.early_stopping_ == "off"
-    assert small.n_iter_ == 7 and small.validation_scores_ is None
