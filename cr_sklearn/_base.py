@@ -325,7 +325,8 @@ class BaseCR(
             )
             self.net_.valid_dataset_ = valid_ds
             self.net_.partial_fit(train_ds, None, epochs=epochs)
-        self._finish_fit(X, incremental=incremental, seed=seed)
+            # The summaries' Jacobian pass is a large step: same thread bound.
+            self._finish_fit(X, incremental=incremental, seed=seed)
         return self
 
     def _finish_fit(self, X, *, incremental=False, seed=0):

@@ -5,6 +5,9 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
+from conftest import FAST
+from sklearn.datasets import make_classification
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor
 
@@ -426,3 +429,27 @@ def test_partial_fit_summaries_use_a_bounded_uniform_sample():
     np.testing.assert_allclose(
         est.input_mean_, np.vstack(chunks).mean(axis=0), rtol=1e-10
     )
+
+
+def test_fit_summaries_run_under_the_fits_thread_bound(monkeypatch):
+    # The summaries' Jacobian pass over every training row is the largest
+    # step of a small fit: it must not escape n_threads.
+    import cr_sklearn._base as base_module
+
+    seen = []
+    original = base_module.set_summaries
+
+    def recording(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(base_module, "set_summaries", recording)
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        CRClassifier(**{**FAST, "max_iter": 2}, n_threads=1).fit(X, y)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+    assert seen == [1]

@@ -282,4 +282,3 @@ def test_reproducible_and_in_a_pipeline():
     assert pipe.predict_proba(X).shape == (120, 4)
     sens = a.input_sensitivity(X)
     assert sens.mean() == pytest.approx(1.0, rel=0.02)
-

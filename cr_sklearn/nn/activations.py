@@ -237,7 +237,11 @@ class PolyActivation(nn.Module):
             value = torch.addcmul(c, value, u)
         if du is not None:
             slope = slope * du
-        return value, slope.expand_as(value)
+        if slope.shape != value.shape:
+            # Degree 1 without a bound: a constant slope per neuron. (A
+            # no-op expand would still add an autograd node per layer.)
+            slope = slope.expand_as(value)
+        return value, slope
 
     def forward(self, z):
         """Apply the polynomial elementwise (per neuron along the last axis).

@@ -169,7 +169,11 @@ class CRNetwork(BaseCRNetwork):
         out = torch.nn.functional.linear(h, weight, self.output.bias)
         if stream:
             oj = weight.t() if j is None else torch.matmul(j, weight.t())
-            jacobians.append(oj.expand(batch, *oj.shape[-2:]).transpose(1, 2))
+            if oj.dim() == 2 or oj.shape[0] != batch:
+                # No activated layer: the same Jacobian for every row. (An
+                # expand to the shape it has would add an autograd node.)
+                oj = oj.expand(batch, *oj.shape[-2:])
+            jacobians.append(oj.transpose(1, 2))
         return out, derivs, weights, (jacobians if stream else None)
 
     def _reverse_jacobian(self, x):

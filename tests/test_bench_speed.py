@@ -1,0 +1,79 @@
+"""The speed benchmark's table and its replay of the study (``bench_speed.py``).
+
+``benchmarks`` is not a package: the script is imported by path. No test here
+asserts a speed; the benchmark itself runs outside the test suite.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+from cr_sklearn import CRClassifier
+
+BENCH_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_speed.py"
+
+
+def _import_bench():
+    spec = importlib.util.spec_from_file_location("bench_speed", BENCH_PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _import_bench()
+
+
+def test_row_is_met_against_its_limit_or_its_check():
+    assert bench.Row("m", "c", "a", 0.9, limit=1.0).met() == "yes"
+    assert bench.Row("m", "c", "a", 1.2, limit=1.0).met() == "no"
+    assert bench.Row("m", "c", "a", None, limit=1.0).met() == "not run"
+    assert bench.Row("m", "c", "a", 1.2).met() == ""
+    checked = bench.Row("m", "c", "a", "400 / 400", target="equal")
+    checked.ok = True
+    assert checked.met() == "yes"
+    assert bench.Row("m", "c", "a", 1.234).cell() == "1.23x"
+    assert bench.Row("m", "c", "a", 0.0441, unit="s").cell() == "0.044 s"
+
+
+def test_recorder_stamps_rows_and_puts_targets_first():
+    rec = bench.Recorder()
+    with rec.case("1") as rows:
+        rows.append(bench.Row("m", "detail", "a", 2.0))
+        rows.append(bench.Row("m", "target", "a", 0.5, target="<= 1", limit=1.0))
+    rec.note(bench.Row("GPU check", "x | y", "", "no CUDA device"))
+    assert [r.case for r in rec.targets] == ["target"]
+    assert all(r.threads == "1" and len(r.load) == 2 for r in rec.targets)
+    lines = bench._table(rec).splitlines()
+    assert lines[0].startswith("| Measure | Case | Against | Value | Target | Met")
+    assert len(lines) == 2 + 3
+    assert "| target |" in lines[2]  # targets first
+    assert "x / y" in lines[-1]  # a "|" in a cell would split the column
+
+
+def test_cli_probe_sees_that_help_does_not_import_torch():
+    assert bench._torch_imported(["--help"]) is False
+
+
+def test_study_replay_runs_the_cr_tasks_of_the_design():
+    design = {"repeats": 1, "folds": 2, "fractions": (0.25, 1.0)}
+    for n_threads in ("study", None):
+        cpu, n_tasks = bench._study_cr_fits(
+            design, n_threads, estimator=CRClassifier(max_iter=1)
+        )
+        assert n_tasks == 4 and cpu > 0
+
+
+def test_the_replayed_repeat_has_the_study_splits():
+    y = np.arange(200) % 2
+    X = np.zeros((200, 1))
+    design, replay = bench.STUDY, bench.STUDY_REPLAY
+    full = bench.RepeatedStratifiedKFold(
+        n_splits=design["folds"], n_repeats=design["repeats"], random_state=0
+    ).split(X, y)
+    first = bench.RepeatedStratifiedKFold(
+        n_splits=replay["folds"], n_repeats=replay["repeats"], random_state=0
+    ).split(X, y)
+    # The replay is the first of the study's repeats: a prefix of its splits.
+    for (a_train, a_test), (b_train, b_test) in zip(first, full, strict=False):
+        assert np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
