@@ -13,8 +13,10 @@ with the suite's preprocessing fitted on the training fold:
   classes, input sensitivity, input distance, MC dropout) **relative to the
   same model's max-probability AURC** (raw AURC mostly restates accuracy),
   the AURC of the best single signal *chosen on the out-of-fold data of the
-  training fold* (never on the test fold), and that of the learned
-  combination (``SelectiveClassifier.confidence``).
+  training fold* (never on the test fold), and that of
+  ``SelectiveClassifier.confidence``: the learned combination, unless a
+  single signal had the lower out-of-fold AURC on the training fold
+  (``confidence_source_``).
 - Baselines (``cr_sklearn.study.default_baselines``, SVC with
   ``probability=True``): E-AURC of their probability signal, beside CR's,
   and the AURC of their finite-difference gradient norm relative to their
@@ -277,6 +279,7 @@ def _evaluate(task, loader, train, test, seed, args):
     out["cr_aurc_best"] = out[f"cr_aurc_{best}"]
     confidence = selective.confidence(X_test)
     out["cr_aurc_combined"] = aurc_score(y_test, pred, confidence, **kw)
+    out["cr_source"] = selective.confidence_source_
     out["cr_eaurc_combined"] = eaurc_score(y_test, pred, confidence, **kw)
     # The guaranteed-risk threshold for a target below the out-of-fold risk.
     target = args.target_ratio * float(selective.cv_loss_.mean())
@@ -345,6 +348,10 @@ def _fmt(value, digits=2):
     return f"{value:.{digits}f}"
 
 
+def _counts(series):
+    return ", ".join(f"{k} {v}" for k, v in series.items())
+
+
 def _table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -378,8 +385,10 @@ def report(results, args, skipped, header):
         "Below 1: the signal ranks the errors later than the predicted "
         "probability. *best single*: the signal with the lowest out-of-fold AURC "
         "on the training fold (chosen there, its test ratio reported), with how "
-        "often each was chosen; *combined*: SelectiveClassifier's learned "
-        "combination. Means over the splits.",
+        "often each was chosen; *selective*: SelectiveClassifier's confidence, "
+        "the learned combination unless a single signal ranked the training "
+        "fold's out-of-fold errors better (its source, how often). Means over "
+        "the splits.",
         "",
     ]
     rows, n_best, n_combined, n_tables = [], 0, 0, 0
@@ -389,6 +398,7 @@ def report(results, args, skipped, header):
         best = _ratio(splits, "cr_aurc_best", ref)
         combined = _ratio(splits, "cr_aurc_combined", ref)
         chosen = pd.Series([r["cr_best_signal"] for r in splits]).value_counts()
+        source = pd.Series([r["cr_source"] for r in splits]).value_counts()
         n_tables += 1
         n_best += bool(best < 1)
         n_combined += bool(combined < 1)
@@ -399,8 +409,8 @@ def report(results, args, skipped, header):
                 _fmt(_mean(splits, "cr_risk"), 3),
                 _fmt(_mean(splits, ref), 4),
                 *[_fmt(v) for v in ratios],
-                f"{_fmt(best)} ({', '.join(f'{k} {v}' for k, v in chosen.items())})",
-                _fmt(combined),
+                f"{_fmt(best)} ({_counts(chosen)})",
+                f"{_fmt(combined)} ({_counts(source)})",
             ]
         )
     lines += _table(
@@ -411,7 +421,7 @@ def report(results, args, skipped, header):
             "CR AURC max_proba",
             *[s for s in CR_SIGNALS[1:]],
             "best single (chosen)",
-            "combined",
+            "selective (source)",
         ],
         rows,
     )
@@ -419,8 +429,8 @@ def report(results, args, skipped, header):
     lines += [
         "",
         f"Beating the max probability (ratio below 1): best single signal on "
-        f"{n_best} of {n_tables} tables, learned combination on {n_combined} of "
-        f"{n_tables} ({_fmt(100 * share, 0)}%; the goal is 60%).",
+        f"{n_best} of {n_tables} tables, SelectiveClassifier's confidence on "
+        f"{n_combined} of {n_tables} ({_fmt(100 * share, 0)}%; the goal is 60%).",
         "",
     ]
     # 2. E-AURC of every model's probability signal.
@@ -452,7 +462,7 @@ def report(results, args, skipped, header):
             )
             row.append(f"{_fmt(eaurc, 4)} ({_fmt(risk, 3)}; grad/proba {_fmt(grad)})")
         rows.append(row)
-    lines += _table(["table", "CR", "CR combined", *models[1:]], rows)
+    lines += _table(["table", "CR", "CR selective", *models[1:]], rows)
     lines += [""]
     # 3. Flip rates against tau.
     lines += [

@@ -159,6 +159,35 @@ def test_predict_selective_and_confidence(fitted_cr, data):
     assert score == pytest.approx(-aurc_score(y, y_pred, confidence))
 
 
+def test_confidence_is_the_out_of_fold_best_of_combination_and_signals(fitted_cr):
+    model = fitted_cr
+    assert set(model.cv_aurc_) == {*model.signals_, "combined"}
+    assert model.confidence_source_ == min(model.cv_aurc_, key=model.cv_aurc_.get)
+    # Each recorded AURC is aurc_score's on the out-of-fold losses.
+    wrong = model.cv_loss_.astype(int)  # zero-one loss: 1 where wrong
+    never = np.zeros_like(wrong)
+    for j, name in enumerate(model.signals_):
+        expected = aurc_score(wrong, never, model.cv_signals_[:, j])
+        assert model.cv_aurc_[name] == pytest.approx(expected)
+    chosen = aurc_score(wrong, never, model.cv_confidence_)
+    assert chosen == pytest.approx(model.cv_aurc_[model.confidence_source_])
+
+
+def test_a_single_signal_is_used_alone_when_the_combination_cannot_beat_it(data):
+    X, y = data
+    # One signal: the combiner is a monotone map of it, no better out of fold,
+    # so the signal itself is the confidence.
+    model = SelectiveClassifier(
+        CRClassifier(**SMALL), signals=["input_sensitivity"], cv=3, random_state=0
+    ).fit(X, y)
+    assert model.confidence_source_ == "input_sensitivity"
+    from cr_sklearn import confidence_signals
+
+    expected = confidence_signals(model.estimator_, X, ["input_sensitivity"])
+    np.testing.assert_allclose(model.confidence(X), expected["input_sensitivity"])
+    np.testing.assert_array_equal(model.cv_confidence_, model.cv_signals_[:, 0])
+
+
 @pytest.mark.filterwarnings("ignore:No threshold meets")
 def test_guarantee_end_to_end_on_fresh_data():
     # A cheap, well-specified base model, several draws: the refitted model's

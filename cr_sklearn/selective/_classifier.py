@@ -29,7 +29,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._metrics import _sample_losses, aurc_score
+from ._metrics import _area, _curve, _sample_losses, aurc_score
 from ._signals import _check_signals, _resolve_loss, confidence_signals
 
 __all__ = ["SelectiveClassifier"]
@@ -116,6 +116,12 @@ def _fit_combiner(signals, losses, loss):
     return make_pipeline(StandardScaler(), model).fit(signals, target)
 
 
+def _losses_aurc(losses, confidence):
+    """AURC of per-sample ``losses`` ranked by ``confidence`` (ties together)."""
+    coverage, loss_share, _ = _curve(losses, confidence, np.ones(len(losses)))
+    return _area(coverage, loss_share)
+
+
 def _combine(combiner, signals, reference):
     """Confidence from the combiner (higher = trusted more).
 
@@ -167,7 +173,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
        are right: a logistic regression of correctness on the standardised
        signals (for the absolute loss of an ordinal model, a Poisson
        regression of the absolute error). Its output is the
-       :meth:`confidence`.
+       :meth:`confidence`, unless a single signal ranks the out-of-fold
+       errors better (a lower AURC) than the combination's cross-fitted
+       confidence: that signal is then the confidence
+       (``confidence_source_``).
     3. With ``target_risk``, a rejection threshold is chosen on the
        out-of-fold confidences (each from a combiner fitted on the other
        folds) by selection with guaranteed risk (SGR; Geifman & El-Yaniv,
@@ -230,6 +239,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Standardisation and the logistic (or Poisson) regression fitted on
         all the out-of-fold signals; ``None`` if every out-of-fold loss was
         the same (the confidence is then the mean standardised signal).
+    confidence_source_ : str
+        What :meth:`confidence` returns: ``"combined"`` (the combiner's
+        output) or the name of the single signal with the lowest
+        out-of-fold AURC, when it is below the combination's.
+    cv_aurc_ : dict
+        Out-of-fold AURC of each signal and of ``"combined"`` (the
+        combination cross-fitted over the same folds).
     threshold_ : float
         Predictions with ``confidence(X) >= threshold_`` are accepted:
         ``-inf`` without ``target_risk``, ``inf`` (with a warning) when no
@@ -408,6 +424,20 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 combiner, self.cv_signals_[test], self.cv_signals_[rest]
             )
         self.combiner_ = _fit_combiner(self.cv_signals_, self.cv_loss_, loss)
+        # The combination must earn its place out of fold: a single signal
+        # that ranks the out-of-fold errors better (the combiner can overfit
+        # few errors, or a signal can shift between fold models and the
+        # refit) is used alone instead.
+        areas = {
+            name: _losses_aurc(self.cv_loss_, self.cv_signals_[:, j])
+            for j, name in enumerate(self.signals_)
+        }
+        areas["combined"] = _losses_aurc(self.cv_loss_, self.cv_confidence_)
+        self.cv_aurc_ = areas
+        self.confidence_source_ = min(areas, key=areas.get)
+        if self.confidence_source_ != "combined":
+            column = self.signals_.index(self.confidence_source_)
+            self.cv_confidence_ = self.cv_signals_[:, column].copy()
         self._choose_threshold()
         return self
 
@@ -511,7 +541,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
         For the zero-one loss, the combiner's probability that the
         prediction is right; for the absolute loss, minus its expected
-        absolute error in ranks.
+        absolute error in ranks. When ``confidence_source_`` names a single
+        signal, that signal's values.
 
         Parameters
         ----------
@@ -532,6 +563,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             n_passes=self.n_passes,
             random_state=self._mc_seed,
         )
+        if self.confidence_source_ != "combined":
+            return np.asarray(values[self.confidence_source_], dtype=float)
         signals = np.column_stack(list(values.values()))
         return _combine(self.combiner_, signals, self.cv_signals_)
 
