@@ -314,8 +314,9 @@ def _evaluate(task, loader, train, test, seed, args):
         values = confidence_signals(model, X_test, ["max_proba"], loss=loss)
         # Finite differences cost 2 * n_features predictions per row: on a
         # subsample, with the probability's AURC on the same rows beside it.
-        rows = grad_rows
-        grad = confidence_signals(model, X_test[rows], ["gradient_norm"], loss=loss)
+        grad = confidence_signals(
+            model, X_test[grad_rows], ["gradient_norm"], loss=loss
+        )
         out[f"{name}_risk"] = float(
             aurc_score(y_test, pred, np.zeros(len(y_test)), **kw)
         )
@@ -323,10 +324,10 @@ def _evaluate(task, loader, train, test, seed, args):
             y_test, pred, values["max_proba"], **kw
         )
         out[f"{name}_aurc_gradient_norm"] = aurc_score(
-            y_test[rows], pred[rows], grad["gradient_norm"], **kw
+            y_test[grad_rows], pred[grad_rows], grad["gradient_norm"], **kw
         )
         out[f"{name}_aurc_max_proba_grad_rows"] = aurc_score(
-            y_test[rows], pred[rows], values["max_proba"][rows], **kw
+            y_test[grad_rows], pred[grad_rows], values["max_proba"][grad_rows], **kw
         )
         out[f"{name}_eaurc_max_proba"] = eaurc_score(
             y_test, pred, values["max_proba"], **kw

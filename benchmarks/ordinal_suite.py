@@ -781,19 +781,13 @@ def parse_args(argv):
 
 
 def _list(args):
-    tables = _ordinal_tables.get_tables(args.tables, args.split)
-    if args.markdown:
-        text = list_markdown(tables)
-        output = args.output or RESULTS / "ordinal_suite_tables.md"
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-        print(text, end="")
-        return
-    print("\n".join(list_lines(tables)))
-    for table in tables:
-        reason = _ordinal_tables.why_unavailable(table, args.data_dir)
-        if reason:
-            print(f"unavailable {table.name}: {reason}", file=sys.stderr)
+    _suite.list_command(
+        args,
+        _ordinal_tables,
+        list_markdown,
+        list_lines,
+        RESULTS / "ordinal_suite_tables.md",
+    )
 
 
 def main(argv=None):

@@ -1015,20 +1015,31 @@ def _names(text):
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-def _list(args):
-    tables = _suite_tables.get_tables(args.tables, args.split)
+def list_command(args, registry, markdown, lines, default_markdown):
+    """``--list``: one line per table, or with ``--markdown`` the listing file.
+
+    Shared by the suites; ``registry`` is the table registry module,
+    ``markdown`` and ``lines`` format its tables.
+    """
+    tables = registry.get_tables(args.tables, args.split)
     if args.markdown:
-        text = list_markdown(tables)
-        output = args.output or RESULTS / "suite_tables.md"
+        text = markdown(tables)
+        output = args.output or default_markdown
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)
         print(text, end="")
         return
-    print("\n".join(list_lines(tables)))
+    print("\n".join(lines(tables)))
     for table in tables:
-        reason = _suite_tables.why_unavailable(table, args.data_dir)
+        reason = registry.why_unavailable(table, args.data_dir)
         if reason:
             print(f"unavailable {table.name}: {reason}", file=sys.stderr)
+
+
+def _list(args):
+    list_command(
+        args, _suite_tables, list_markdown, list_lines, RESULTS / "suite_tables.md"
+    )
 
 
 def main(argv=None):

@@ -122,8 +122,8 @@ class _CRNet(NeuralNet):
         listeners = getattr(self, "_batch_listeners", None)
         if listeners is not None and method_name in listeners:
             # Per-batch events reach only the callbacks that handle them: the
-            # default ones do not, and calling every no-op three times per
-            # step is ~1.5% of a default Pima fit.
+            # default ones do not, and three no-op calls each per step add up
+            # on small networks.
             getattr(self, method_name)(self, **cb_kwargs)
             for cb in listeners[method_name]:
                 getattr(cb, method_name)(self, **cb_kwargs)

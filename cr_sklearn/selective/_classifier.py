@@ -29,7 +29,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._metrics import _area, _curve, _sample_losses, aurc_score
+from ._metrics import _losses_area, _sample_losses, aurc_score
 from ._signals import _check_signals, _resolve_loss, confidence_signals
 
 __all__ = ["SelectiveClassifier"]
@@ -114,12 +114,6 @@ def _fit_combiner(signals, losses, loss):
         model = PoissonRegressor(alpha=1e-4, max_iter=1000)
         target = losses
     return make_pipeline(StandardScaler(), model).fit(signals, target)
-
-
-def _losses_aurc(losses, confidence):
-    """AURC of per-sample ``losses`` ranked by ``confidence`` (ties together)."""
-    coverage, loss_share, _ = _curve(losses, confidence, np.ones(len(losses)))
-    return _area(coverage, loss_share)
 
 
 def _combine(combiner, signals, reference):
@@ -429,10 +423,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         # few errors, or a signal can shift between fold models and the
         # refit) is used alone instead.
         areas = {
-            name: _losses_aurc(self.cv_loss_, self.cv_signals_[:, j])
+            name: _losses_area(self.cv_loss_, self.cv_signals_[:, j])
             for j, name in enumerate(self.signals_)
         }
-        areas["combined"] = _losses_aurc(self.cv_loss_, self.cv_confidence_)
+        areas["combined"] = _losses_area(self.cv_loss_, self.cv_confidence_)
         self.cv_aurc_ = areas
         self.confidence_source_ = min(areas, key=areas.get)
         if self.confidence_source_ != "combined":

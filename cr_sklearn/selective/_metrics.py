@@ -151,6 +151,13 @@ def _area(coverage, loss_share):
     return float(area.sum())
 
 
+def _losses_area(losses, confidence, weight=None):
+    """AURC of per-sample ``losses`` ranked by ``confidence`` (ties together)."""
+    if weight is None:
+        weight = np.ones(len(losses))
+    return _area(*_curve(losses, confidence, weight)[:2])
+
+
 def _prepare(y_true, y_pred, confidence, sample_weight, loss, labels):
     losses = _sample_losses(y_true, y_pred, loss, labels)
     confidence = _check_confidence(confidence, len(losses))
@@ -276,11 +283,11 @@ def aurc_score(
     losses, confidence, weight = _prepare(
         y_true, y_pred, confidence, sample_weight, loss, labels
     )
-    return _area(*_curve(losses, confidence, weight)[:2])
+    return _losses_area(losses, confidence, weight)
 
 
 def _oracle_area(losses, weight):
-    return _area(*_curve(losses, -losses, weight)[:2])
+    return _losses_area(losses, -losses, weight)
 
 
 def eaurc_score(
@@ -329,9 +336,7 @@ def eaurc_score(
     losses, confidence, weight = _prepare(
         y_true, y_pred, confidence, sample_weight, loss, labels
     )
-    excess = _area(*_curve(losses, confidence, weight)[:2]) - _oracle_area(
-        losses, weight
-    )
+    excess = _losses_area(losses, confidence, weight) - _oracle_area(losses, weight)
     # Never below 0 in exact arithmetic: clip rounding.
     return max(float(excess), 0.0)
 
