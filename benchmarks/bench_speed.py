@@ -16,7 +16,10 @@ Sections (``--sections``; the default runs the first five):
 ``fit``
     A default Pima fit (``n_threads=1``) against ``MLPClassifier`` with the
     same hidden sizes, batch 200 and 100 epochs without early stopping: the
-    same optimizer steps, checked (target <= 2.5x).
+    same optimizer steps, checked (target <= 2.5x). Beside it, the same fit
+    with parts of the default switched off (a ReLU network through the same
+    loop; the polynomial without DREG; the local penalty), to show where a
+    default step's time goes.
 ``predict``
     ``predict_proba`` on one row (target <= 1.5x MLPClassifier's) and on
     100k rows (target <= 1x), one thread.
@@ -397,21 +400,37 @@ def _cr_steps(clf):
     )
 
 
+# What a default step is made of: the same fit with parts switched off, from a
+# ReLU network through the same skorch loop to the full default.
+STEP_PARTS = {
+    "relu": {"activation": "relu", "dreg": None, "dropout": 0.0},
+    "poly": {"dreg": None},
+    "local": {"dreg": "local"},
+}
+STEP_PART_NAMES = {
+    "relu": "ReLU, no DREG, no dropout (a plain MLP in the same loop)",
+    "poly": "polynomial + dropout, dreg=None (values only)",
+    "local": "dreg='local' (values and slopes, no stream)",
+}
+
+
 def bench_fit(rec, quick):
     X, y = _pima()
     repeats = 2 if quick else 5
+    names = ["cr", "mlp", *STEP_PARTS]
     with rec.case(1) as rows, threadpool_limits(1):
         _cr_fit(X, y, n_threads=1, max_iter=2)  # warm-up
         _mlp().set_params(mlpclassifier__max_iter=2).fit(X, y)
-        times = {"cr": [], "mlp": []}
+        times = {name: [] for name in names}
         for r in range(repeats):
-            for name in ("cr", "mlp") if r % 2 == 0 else ("mlp", "cr"):
+            for name in _rotated(names, r):
+                start = CLOCK[0]()
                 if name == "cr":
-                    start = CLOCK[0]()
                     cr = _cr_fit(X, y, n_threads=1)
-                else:
-                    start = CLOCK[0]()
+                elif name == "mlp":
                     mlp = _mlp().fit(X, y)
+                else:
+                    _cr_fit(X, y, n_threads=1, **STEP_PARTS[name])
                 times[name].append(CLOCK[0]() - start)
         mlp_est = mlp[-1]
         mlp_steps = mlp_est.n_iter_ * math.ceil(len(y) / min(200, len(y)))
@@ -436,15 +455,25 @@ def bench_fit(rec, quick):
         )
         steps.ok = cr_steps == mlp_steps
         rows.append(steps)
-        rows.append(
-            Row(
-                "Pima fit",
-                f"CR ms per step ({_clock_name()}, whole fit / steps)",
-                "(absolute)",
-                float(np.median(times["cr"])) / cr_steps * 1e3,
-                unit="ms",
+        for name in STEP_PARTS:
+            rows.append(
+                Row(
+                    "Pima fit",
+                    f"the default with parts off: {STEP_PART_NAMES[name]}",
+                    "MLPClassifier, the same steps",
+                    _median_ratio(times, name, "mlp"),
+                )
             )
-        )
+        for name, label in [("cr", "CR"), ("mlp", "MLPClassifier")]:
+            rows.append(
+                Row(
+                    "Pima fit",
+                    f"{label} ms per step ({_clock_name()}, whole fit / steps)",
+                    "(absolute)",
+                    float(np.median(times[name])) / cr_steps * 1e3,
+                    unit="ms",
+                )
+            )
 
 
 # -- predict: latency and throughput -------------------------------------------------

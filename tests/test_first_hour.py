@@ -49,6 +49,19 @@ def test_check_dependencies_names_every_missing_package_and_extra(
         assert name in message
 
 
+def test_a_blocked_package_hides_its_submodules_imported_before(monkeypatch):
+    # find_spec returns an imported submodule's spec without looking at its
+    # parent; the import itself would fail once the parent is blocked.
+    import json.decoder  # noqa: F401  (imported: in sys.modules)
+
+    from cr_sklearn.study._deps import _installed
+
+    assert _installed("json.decoder")
+    monkeypatch.setitem(sys.modules, "json", None)
+    assert not _installed("json.decoder")
+    assert not _installed("json")
+
+
 def test_check_dependencies_passes_and_rejects_unknown_features():
     check_dependencies("tables", "plots", "progress")
     with pytest.raises(ValueError, match="Unknown features"):

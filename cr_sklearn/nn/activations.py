@@ -14,6 +14,8 @@ import math
 import torch
 from torch import nn
 
+from ._poly_function import PolyValueAndSlope, poly_value_and_slope, squash
+
 __all__ = [
     "ACTIVATIONS",
     "ACTIVATION_NAMES",
@@ -125,20 +127,25 @@ class FixedActivation(nn.Module):
         """
         return self._derivative(z)
 
-    def forward_and_derivative(self, z):
-        """Return ``(phi(z), phi'(z))``.
+    def forward_and_derivative(self, z, mask=None):
+        """Return ``(phi(z), phi'(z))``, each times ``mask`` if given.
 
         Parameters
         ----------
         z : torch.Tensor
             Pre-activations; the last axis runs over neurons.
+        mask : torch.Tensor, optional
+            Multiplies both outputs (a dropout mask), of the shape of ``z``.
 
         Returns
         -------
         value, slope : torch.Tensor
             ``phi(z)`` and ``phi'(z)``, each of the shape of ``z``.
         """
-        return self._fn(z), self._derivative(z)
+        value, slope = self._fn(z), self._derivative(z)
+        if mask is not None:
+            value, slope = value * mask, slope * mask
+        return value, slope
 
     def extra_repr(self):
         return self.name
@@ -190,20 +197,8 @@ class PolyActivation(nn.Module):
         self.register_buffer("_one", torch.ones(()), persistent=False)
 
     def _squash(self, z, slope=True):
-        """``(u, du/dz)`` for ``u = b tanh(z / b) = 2b sigmoid(2z / b) - b``.
-
-        torch's CPU ``sigmoid`` kernel is several times faster than its
-        ``tanh``, and this is the hottest elementwise op of a CR network.
-        ``du/dz = 1 - (u / b)**2`` is ``None`` without a bound or when
-        ``slope`` is false.
-        """
-        if self.bound is None:
-            return z, None
-        s = torch.sigmoid(z * (2.0 / self.bound))
-        u = s * (2.0 * self.bound) - self.bound
-        if not slope:
-            return u, None
-        return u, torch.addcmul(self._one, u, u, value=-1.0 / self.bound**2)
+        """``(u, du/dz)`` of the soft bound (:func:`._poly_function.squash`)."""
+        return squash(z, self.bound, self._one, slope=slope)
 
     @staticmethod
     def _horner(coefficients, u):
@@ -214,33 +209,33 @@ class PolyActivation(nn.Module):
             value = torch.addcmul(c, value, u)
         return value
 
-    def forward_and_derivative(self, z):
+    def forward_and_derivative(self, z, mask=None):
         """Return ``(phi(z), phi'(z))`` sharing one evaluation of the bound.
 
         Parameters
         ----------
         z : torch.Tensor
             Pre-activations; the last axis runs over neurons.
+        mask : torch.Tensor, optional
+            Multiplies both outputs (a dropout mask), of the shape of ``z``.
 
         Returns
         -------
         value, slope : torch.Tensor
             ``phi(z)`` and ``phi'(z)``, each of the shape of ``z``.
         """
-        u, du = self._squash(z)
-        # Horner's scheme for p and p' together, with fused multiply-adds: on
-        # small batches the op count, not the arithmetic, sets the cost.
-        terms = self.coefficients.unbind(0)
-        value, slope = terms[-1], None
-        for c in reversed(terms[:-1]):
-            slope = value if slope is None else torch.addcmul(value, slope, u)
-            value = torch.addcmul(c, value, u)
-        if du is not None:
-            slope = slope * du
-        if slope.shape != value.shape:
-            # Degree 1 without a bound: a constant slope per neuron. (A
-            # no-op expand would still add an autograd node per layer.)
-            slope = slope.expand_as(value)
+        if torch.is_grad_enabled() and (
+            z.requires_grad or self.coefficients.requires_grad
+        ):
+            # One autograd node with a closed-form backward: op by op, the two
+            # Horner chains and the bound put a dozen nodes per layer on the
+            # tape, whose overhead sets a small network's step cost.
+            return PolyValueAndSlope.apply(
+                z, self.coefficients, self.bound, self._one, mask
+            )
+        value, slope = poly_value_and_slope(z, self.coefficients, self.bound, self._one)
+        if mask is not None:
+            value, slope = value * mask, slope * mask
         return value, slope
 
     def forward(self, z):

@@ -148,14 +148,14 @@ class CRNetwork(BaseCRNetwork):
             weight = layer.weight
             weights.append(weight)
             z = torch.nn.functional.linear(h, weight, layer.bias)
+            # Drawn from z, of h's shape: the same random numbers.
+            mask = self._dropout_mask(z)
             if stream or derivatives:
-                h, d = act.forward_and_derivative(z)
+                h, d = act.forward_and_derivative(z, mask)
             else:
                 h, d = act(z), None
-            mask = self._dropout_mask(h)
-            if mask is not None:
-                h = h * mask
-                d = None if d is None else d * mask
+                if mask is not None:
+                    h = h * mask
             derivs.append(d)
             if stream:
                 # The exact stream starts from the identity: I W^T = W^T, no

@@ -397,14 +397,14 @@ class ResidualCRNetwork(BaseCRNetwork):
         returned Jacobian cover those rows only.
         """
         z = torch.nn.functional.linear(h, layer.weight, layer.bias)
+        # Drawn from z, of a's shape: the same random numbers.
+        mask = self._dropout_mask(z)
         if stream or need_d:
-            a, d = act.forward_and_derivative(z)
+            a, d = act.forward_and_derivative(z, mask)
         else:
             a, d = act(z), None
-        mask = self._dropout_mask(a)
-        if mask is not None:
-            a = a * mask
-            d = None if d is None else d * mask
+            if mask is not None:
+                a = a * mask
         if not stream:
             return a, d, None
         zj = (

@@ -2,6 +2,7 @@
 
 import importlib
 import importlib.util
+import sys
 
 __all__ = ["check_dependencies"]
 
@@ -16,6 +17,13 @@ FEATURES = {
 
 
 def _installed(module):
+    parts = module.split(".")
+    for end in range(1, len(parts) + 1):
+        # A None entry blocks the import of that package and everything under
+        # it, even a submodule imported earlier (find_spec would return it).
+        name = ".".join(parts[:end])
+        if name in sys.modules and sys.modules[name] is None:
+            return False
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
