@@ -147,7 +147,10 @@ class CRNetwork(BaseCRNetwork):
         for layer, act in zip(self.hidden, self.activations, strict=True):
             weight = layer.weight
             weights.append(weight)
-            z = torch.nn.functional.linear(h, weight, layer.bias)
+            # One transpose for the value and the stream products (each
+            # ``.t()`` is an autograd node).
+            weight_t = weight.t()
+            z = torch.addmm(layer.bias, h, weight_t)
             # Drawn from z, of h's shape: the same random numbers.
             mask = self._dropout_mask(z)
             if stream or derivatives:
@@ -162,13 +165,13 @@ class CRNetwork(BaseCRNetwork):
                 # product needed in the first layer.
                 # (A contiguous W^T: broadcasting over a transposed view is
                 # several times slower.)
-                zj = weight.t().contiguous() if j is None else j @ weight.t()
+                zj = weight_t.contiguous() if j is None else j @ weight_t
                 j = (d if rows is None else d[rows]).unsqueeze(1) * zj
                 jacobians.append(j.transpose(1, 2))
-        weight = self.output.weight
-        out = torch.nn.functional.linear(h, weight, self.output.bias)
+        weight_t = self.output.weight.t()
+        out = torch.addmm(self.output.bias, h, weight_t)
         if stream:
-            oj = weight.t() if j is None else torch.matmul(j, weight.t())
+            oj = weight_t if j is None else torch.matmul(j, weight_t)
             if oj.dim() == 2 or oj.shape[0] != batch:
                 # No activated layer: the same Jacobian for every row. (An
                 # expand to the shape it has would add an autograd node.)
