@@ -764,6 +764,28 @@ def _time_steps(net, data, n_steps, clock=time.perf_counter):
     return (clock() - start) / n_steps
 
 
+def stream_multiply_add_ratio(d, width, batch, *, directions, rows=64, layers=2):
+    """The stream's cost over IGPen's that multiply-adds alone predict.
+
+    Per row, a network with ``d`` inputs, ``layers`` hidden layers of
+    ``width`` and one output costs ``N = d w + (L - 1) w^2 + w``
+    multiply-adds forward. The stream carries ``k`` directions through
+    every product (the exact stream, ``k = d``, skips the first: ``J_1 =
+    diag(phi') W_1``) for ``rows`` of the batch, ``S`` more per batch row.
+    A step is about three passes, IGPen's double back-propagation about
+    twice a plain step, so the ratio is ``(1 + S / N) / 2``. ``directions``
+    is ``"exact"`` or ``k``.
+    """
+    hidden = (layers - 1) * width * width + width
+    n = d * width + hidden
+    if directions == "exact":
+        carried = d * hidden
+    else:
+        carried = int(directions) * n
+    s = carried * min(rows, batch) / batch
+    return (1 + s / n) / 2
+
+
 def bench_train(rec, quick):
     shapes = (
         [(8, 64, 64), (8, 64, 256), (384, 64, 256)]
@@ -815,6 +837,16 @@ def bench_train(rec, quick):
             else:
                 stream.case += " (64 rows = the whole batch: no target)"
             rows.append(stream)
+            rows.append(
+                Row(
+                    "train epoch",
+                    f"{shape}: stream (default), predicted by multiply-adds alone",
+                    "IGPen",
+                    stream_multiply_add_ratio(
+                        d, width, batch, directions="exact" if d <= 32 else 4
+                    ),
+                )
+            )
             if "stream k=1" in nets:
                 rows.append(
                     Row(

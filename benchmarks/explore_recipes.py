@@ -20,12 +20,18 @@ Rounds (``--round``; each also runs the defaults of the time as ``default``):
   weight decay 1 or dropout 0.3.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
+- ``encode``: the defaults on a piecewise-linear encoding of the numeric
+  columns (4 or 8 quantile bins each; with the standardised column kept;
+  with dropout 0.3; scikit-learn's degree-1 quantile splines instead, with
+  dropout 0.3). Its tau is taken on the encoded columns.
 
 Run::
 
     python benchmarks/explore_recipes.py --round steps --repeats 1
 
-The Markdown report goes to ``results/suite_tune_exploration_<round>.md``.
+The Markdown report goes to ``results/suite_<split>_exploration_<round>.md``.
+``--split confirm`` runs the confirmation half instead: once, for a finished
+candidate chosen on the tuning half.
 With ``--repeats 1`` (one 2-fold split) a difference in mean accuracy under
 about one point is within the noise of the splits.
 """
@@ -33,6 +39,7 @@ about one point is within the noise of the splits.
 import argparse
 import datetime
 import importlib.util
+import json
 import math
 import shlex
 import sys
@@ -118,6 +125,105 @@ def step_budget(X, y, seed, params):
     return model, {"epochs": epochs}
 
 
+class PiecewiseLinearEncoding:
+    """Quantile piecewise-linear encoding of the numeric columns.
+
+    Each column with more than two distinct values becomes ``n_bins``
+    columns: 0 below a bin, 1 above it, linear inside (quantile edges of the
+    training rows). Binary columns (one-hot codes) pass through; with
+    ``keep_raw`` the encoded columns keep their standardised value too.
+    """
+
+    def __init__(self, n_bins=4, keep_raw=False):
+        self.n_bins, self.keep_raw = n_bins, keep_raw
+
+    def fit(self, X):
+        X = np.asarray(X, dtype=float)
+        self.edges_ = []
+        for column in X.T:
+            edges = None
+            if len(np.unique(column)) > 2:
+                quantiles = np.linspace(0, 1, self.n_bins + 1)
+                edges = np.unique(np.quantile(column, quantiles))
+                edges = edges if len(edges) >= 3 else None
+            self.edges_.append(edges)
+        return self
+
+    def transform(self, X):
+        X = np.asarray(X, dtype=float)
+        columns = []
+        for j, edges in enumerate(self.edges_):
+            x = X[:, j : j + 1]
+            if edges is None or self.keep_raw:
+                columns.append(x)
+            if edges is not None:
+                low, high = edges[:-1], edges[1:]
+                columns.append(np.clip((x - low) / (high - low), 0.0, 1.0))
+        return np.hstack(columns)
+
+
+class _Encoded:
+    """A CR model on encoded inputs, with the methods ``run_one`` calls.
+
+    Its input-gradient norms (and so its tau) are taken with respect to the
+    encoded columns, not comparable with the other recipes'.
+    """
+
+    def __init__(self, encoding, model):
+        self.encoding, self.model = encoding, model
+        self.classes_ = model.classes_
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(self.encoding.transform(X))
+
+    def input_gradient_norms(self, X):
+        return self.model.input_gradient_norms(self.encoding.transform(X))
+
+
+class _SplineEncoding:
+    """scikit-learn's degree-1 quantile splines on the non-binary columns.
+
+    ``SplineTransformer(degree=1, knots="quantile")`` spans the same
+    piecewise-linear functions as :class:`PiecewiseLinearEncoding` with
+    ``n_bins = n_knots - 1`` (a hat-function basis instead of ramps).
+    """
+
+    def __init__(self, n_bins=4):
+        self.n_bins = n_bins
+
+    def fit(self, X):
+        from sklearn.compose import ColumnTransformer
+        from sklearn.preprocessing import SplineTransformer
+
+        X = np.asarray(X, dtype=float)
+        numeric = [j for j in range(X.shape[1]) if len(np.unique(X[:, j])) > 2]
+        spline = SplineTransformer(
+            n_knots=self.n_bins + 1,
+            degree=1,
+            knots="quantile",
+            extrapolation="constant",
+        )
+        self.transformer_ = ColumnTransformer(
+            [("spline", spline, numeric)], remainder="passthrough"
+        ).fit(X)
+        return self
+
+    def transform(self, X):
+        return self.transformer_.transform(np.asarray(X, dtype=float))
+
+
+def encoded(X, y, seed, params):
+    """CRClassifier on the piecewise-linear encoding of ``X`` (fit on ``X``)."""
+    p = dict(params)
+    n_bins, keep_raw = p.pop("n_bins", 4), p.pop("keep_raw", False)
+    if p.pop("splines", False):
+        encoding = _SplineEncoding(n_bins).fit(X)
+    else:
+        encoding = PiecewiseLinearEncoding(n_bins, keep_raw).fit(X)
+    model, info = plain(encoding.transform(X), y, seed, p)
+    return _Encoded(encoding, model), {**info, "columns": model.n_features_in_}
+
+
 ROUNDS = {
     "refit": {
         "batch32": (plain, {"batch_size": 32}),
@@ -150,6 +256,13 @@ ROUNDS = {
         "s500_l1": (step_budget, {"steps": 500, "dreg_lambda": 1.0}),
         "s500_wd1": (step_budget, {"steps": 500, "weight_decay": 1.0}),
         "s500_do0.3": (step_budget, {"steps": 500, "dropout": 0.3}),
+    },
+    "encode": {
+        "ple4": (encoded, {"n_bins": 4}),
+        "ple8": (encoded, {"n_bins": 8}),
+        "ple4_raw": (encoded, {"n_bins": 4, "keep_raw": True}),
+        "ple4_do0.3": (encoded, {"n_bins": 4, "dropout": 0.3}),
+        "spline4_do0.3": (encoded, {"n_bins": 4, "splines": True, "dropout": 0.3}),
     },
     "cv": {
         "cv3": (plain, {"early_stopping": "cv", "max_iter": "auto"}),
@@ -187,11 +300,11 @@ def run_one(suite, recipe, params, X, y, train, test, seed):
         }
 
 
-def evaluate(recipes, tables, repeats, n_jobs, exclude):
-    """``{recipe: {table: [scores per split]}}`` on the tuning half."""
+def evaluate(recipes, tables, repeats, n_jobs, exclude, split="tune"):
+    """``{recipe: {table: [scores per split]}}`` on one half of the suite."""
     suite, registry = _load("suite"), _load("_suite_tables")
     data = []
-    for table in registry.get_tables(tables, "tune"):
+    for table in registry.get_tables(tables, split):
         if table.name in exclude or registry.why_unavailable(table, None):
             continue
         X, y = registry.load_table(table)
@@ -213,7 +326,7 @@ def evaluate(recipes, tables, repeats, n_jobs, exclude):
     return rows
 
 
-def report(rows, argv):
+def report(rows, argv, split="tune"):
     """The Markdown report: per table mean accuracy / log-loss, then summaries."""
     names = list(rows)
     tables = list(rows[names[0]])
@@ -222,7 +335,8 @@ def report(rows, argv):
         return np.mean([s[key] for s in rows[name][table]])
 
     lines = [
-        "# Recipe exploration on the tuning half",
+        f"# Recipe exploration on the {'tuning' if split == 'tune' else 'confirmation'}"
+        " half",
         "",
         f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
         "",
@@ -263,11 +377,39 @@ def main(argv=None):
         "--exclude", type=lambda s: s.split(","), default=["adult"], help="a,b,c"
     )
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument(
+        "--only",
+        type=lambda s: s.split(","),
+        default=None,
+        help="run these recipes of the round only (a,b,c); the defaults always run",
+    )
+    parser.add_argument(
+        "--scores", type=Path, default=None, help="also write every split's scores"
+    )
+    parser.add_argument(
+        "--split",
+        choices=["tune", "confirm"],
+        default="tune",
+        help="confirm: once, for a finished candidate chosen on the tuning half",
+    )
     args = parser.parse_args(argv)
-    recipes = {"default": (plain, {}), **ROUNDS[args.round]}
-    rows = evaluate(recipes, args.tables, args.repeats, args.n_jobs, set(args.exclude))
-    text = report(rows, argv)
-    output = args.output or RESULTS / f"suite_tune_exploration_{args.round}.md"
+    chosen = ROUNDS[args.round]
+    if args.only is not None:
+        unknown = sorted(set(args.only) - set(chosen))
+        if unknown:
+            parser.error(
+                f"--only: {unknown} not in round {args.round!r}: {sorted(chosen)}"
+            )
+        chosen = {name: chosen[name] for name in args.only}
+    recipes = {"default": (plain, {}), **chosen}
+    rows = evaluate(
+        recipes, args.tables, args.repeats, args.n_jobs, set(args.exclude), args.split
+    )
+    text = report(rows, argv, args.split)
+    if args.scores is not None:
+        args.scores.write_text(json.dumps(rows, default=float))
+    name = f"suite_{args.split}_exploration_{args.round}.md"
+    output = args.output or RESULTS / name
     output.write_text(text)
     print(text)
 

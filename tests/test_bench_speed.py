@@ -77,3 +77,17 @@ def test_the_replayed_repeat_has_the_study_splits():
     # The replay is the first of the study's repeats: a prefix of its splits.
     for (a_train, a_test), (b_train, b_test) in zip(first, full, strict=False):
         assert np.array_equal(a_train, b_train) and np.array_equal(a_test, b_test)
+
+
+def test_stream_multiply_add_estimate_counts_the_carried_products():
+    # d=8, w=64, 2 hidden layers, 1 output: N = 8*64 + 64*64 + 64 per row;
+    # the exact stream carries 8 directions past the first layer.
+    n = 8 * 64 + 64 * 64 + 64
+    s = 8 * (64 * 64 + 64) * 64 / 128
+    exact = bench.stream_multiply_add_ratio(8, 64, 128, directions="exact")
+    assert np.isclose(exact, (1 + s / n) / 2)
+    # k projections through every product on half the batch: (1 + k/2) / 2.
+    assert np.isclose(bench.stream_multiply_add_ratio(384, 256, 128, directions=4), 1.5)
+    # Every row carried at batch 64, a quarter at 256.
+    assert np.isclose(bench.stream_multiply_add_ratio(384, 256, 64, directions=1), 1.0)
+    assert np.isclose(bench.stream_multiply_add_ratio(384, 256, 256, directions=4), 1.0)

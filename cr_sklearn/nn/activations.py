@@ -182,6 +182,10 @@ class PolyActivation(nn.Module):
     * the pre-activation is soft-bounded, ``u = b tanh(z / b)``: the map is
       the identity near 0 (slope 1) and saturates at ``|u| < b``, so each
       layer's output is bounded by its coefficients whatever the input.
+
+    When gradients are recorded, :meth:`forward_and_derivative` is one
+    autograd node with a closed-form backward (second derivative included),
+    which on small batches costs less than the dozen ops it replaces.
     """
 
     def __init__(self, width, degree=3, bound=3.0):
