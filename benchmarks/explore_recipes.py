@@ -366,6 +366,75 @@ def report(rows, argv, split="tune"):
     return "\n".join(lines) + "\n"
 
 
+def against_baselines(rows, split, repeats, argv):
+    """The suite's report of the recipes beside the suite's cached baselines.
+
+    The recipes ran on the suite's tables and splits, so the baselines'
+    results of ``suite.py`` on the same half (its cache, filled by a full
+    run) pair with them split by split: the summary, wins and Nadeau-Bengio
+    intervals are the suite's own. A baseline is left out unless it is
+    cached for every table and split.
+    """
+    import pandas as pd
+
+    suite, runner, registry = (
+        _load("suite"),
+        _load("_suite_runner"),
+        _load("_suite_tables"),
+    )
+    task = suite.TASK
+    names = list(rows)
+    model = {name: "CR" if name == "default" else f"CR {name}" for name in names}
+    tables = registry.get_tables(list(rows[names[0]]), split)
+    records = [
+        {
+            "table": table,
+            "model": model[name],
+            "split": i,
+            "accuracy": score["acc"],
+            "log_loss": score["ll"],
+            "fit_time": score["time"],
+            "tau": score["tau"],
+            "cached": False,
+        }
+        for name in names
+        for table, scores in rows[name].items()
+        for i, score in enumerate(scores)
+    ]
+    baselines = [s for s in runner.model_specs(task, task.models, []) if not s.is_cr]
+    specs = [runner.ModelSpec(model[name], "cr") for name in names]
+    for spec in baselines:
+        cached = [
+            (table, i, runner._read_cache(task, task.cache_dir, table, spec, i, 1.0))
+            for table in tables
+            for i in range(runner.N_SPLITS * repeats)
+        ]
+        if any(scores is None for *_, scores in cached):
+            print(f"{spec.name}: not cached for every split, left out", file=sys.stderr)
+            continue
+        specs.append(spec)
+        records += [
+            {
+                "table": table.name,
+                "model": spec.name,
+                "split": i,
+                **scores,
+                "cached": True,
+            }
+            for table, i, scores in cached
+        ]
+    header = [
+        f"# Recipe exploration against the suite's baselines ({split} half)",
+        "",
+        f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
+        "",
+        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. "
+        "The recipes' fits of this run beside the baselines' cached fits of "
+        "`suite.py` on the same splits.",
+    ]
+    return runner.report(task, pd.DataFrame(records), specs, {}, header)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -382,6 +451,17 @@ def main(argv=None):
         type=lambda s: s.split(","),
         default=None,
         help="run these recipes of the round only (a,b,c); the defaults always run",
+    )
+    parser.add_argument(
+        "--against-baselines",
+        action="store_true",
+        help="report with the suite's cached baselines on the same splits",
+    )
+    parser.add_argument(
+        "--from-scores",
+        type=Path,
+        default=None,
+        help="report the scores an earlier run wrote with --scores (no fits)",
     )
     parser.add_argument(
         "--scores", type=Path, default=None, help="also write every split's scores"
@@ -402,10 +482,21 @@ def main(argv=None):
             )
         chosen = {name: chosen[name] for name in args.only}
     recipes = {"default": (plain, {}), **chosen}
-    rows = evaluate(
-        recipes, args.tables, args.repeats, args.n_jobs, set(args.exclude), args.split
-    )
+    if args.from_scores is not None:
+        # A report of an earlier run's scores (--scores), without refitting.
+        rows = json.loads(args.from_scores.read_text())
+    else:
+        rows = evaluate(
+            recipes,
+            args.tables,
+            args.repeats,
+            args.n_jobs,
+            set(args.exclude),
+            args.split,
+        )
     text = report(rows, argv, args.split)
+    if args.against_baselines:
+        text = against_baselines(rows, args.split, args.repeats, argv)
     if args.scores is not None:
         args.scores.write_text(json.dumps(rows, default=float))
     name = f"suite_{args.split}_exploration_{args.round}.md"
