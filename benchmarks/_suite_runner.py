@@ -488,7 +488,7 @@ def _cache_path(task, cache_dir, table, spec, split, fraction):
     return Path(cache_dir) / table.name / f"{spec.name}-{split}-{key}.json"
 
 
-def _read_cache(task, cache_dir, table, spec, split, fraction):
+def read_cache(task, cache_dir, table, spec, split, fraction):
     """A cached baseline result, or None (CR models are never cached)."""
     if cache_dir is None or spec.is_cr:
         return None
@@ -593,7 +593,7 @@ def run(
         for split, (train, test) in enumerate(make_splits(y, repeats)):
             for spec in specs:
                 key = {"table": table.name, "model": spec.name, "split": split}
-                cached = _read_cache(task, cache_dir, table, spec, split, fraction)
+                cached = read_cache(task, cache_dir, table, spec, split, fraction)
                 if cached is not None:
                     rows.append({**key, **cached, "cached": True})
                     continue

@@ -606,14 +606,19 @@ def _torch_imported(argv):
 def _registry_check():
     """``(round_tripped, standalone, wrappers)``: ``load_model`` on every estimator.
 
-    The public estimator classes that stand alone (built without arguments)
-    are fitted briefly, saved and loaded back; the meta-estimators, which take
-    an ``estimator``, are listed apart.
+    The public model classes (estimators with ``predict``) that stand alone
+    (built without arguments) are fitted briefly, saved and loaded back; the
+    meta-estimators, which take an ``estimator``, are listed apart.
     """
     standalone, wrappers = [], []
     for name in cr_sklearn.__all__:
         cls = getattr(cr_sklearn, name)
-        if isinstance(cls, type) and issubclass(cls, BaseEstimator):
+        # Models (with predict) are what save_model stores; not transformers.
+        if (
+            isinstance(cls, type)
+            and issubclass(cls, BaseEstimator)
+            and hasattr(cls, "predict")
+        ):
             try:
                 cls()
             except TypeError:

@@ -405,7 +405,7 @@ def against_baselines(rows, split, repeats, argv):
     specs = [runner.ModelSpec(model[name], "cr") for name in names]
     for spec in baselines:
         cached = [
-            (table, i, runner._read_cache(task, task.cache_dir, table, spec, i, 1.0))
+            (table, i, runner.read_cache(task, task.cache_dir, table, spec, i, 1.0))
             for table in tables
             for i in range(runner.N_SPLITS * repeats)
         ]

@@ -17,6 +17,7 @@ _EXPORTS = {
     "DepthGrowth": ".growth",
     "ORDINAL_SCORERS": "._ordinal_metrics",
     "OrdinalScorer": "._ordinal_metrics",
+    "PiecewiseLinearEncoder": "._encoding",
     "RiskCoverageDisplay": ".selective",
     "SelectiveClassifier": ".selective",
     "aurc_score": ".selective",
@@ -50,6 +51,7 @@ __all__ = [
     "DepthGrowth",
     "ORDINAL_SCORERS",
     "OrdinalScorer",
+    "PiecewiseLinearEncoder",
     "RiskCoverageDisplay",
     "SelectiveClassifier",
     "__version__",
@@ -85,6 +87,7 @@ def __dir__():
 
 if TYPE_CHECKING:  # pragma: no cover - for static analysis only
     from ._classifier import CRClassifier
+    from ._encoding import PiecewiseLinearEncoder
     from ._ordinal import CROrdinalRegressor
     from ._ordinal_metrics import (
         ORDINAL_SCORERS,

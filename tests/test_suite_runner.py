@@ -202,7 +202,7 @@ def test_baselines_are_cached_and_cr_models_never(tmp_path):
     table = TABLES[0]
     cr, dummy = _specs("CR", "Dummy")
     scores = {"loss": 0.25, "fit_time": 0.1}
-    read, write = runner._read_cache, runner._write_cache
+    read, write = runner.read_cache, runner._write_cache
     assert read(TASK, tmp_path, table, dummy, 3, 1.0) is None
     write(TASK, tmp_path, table, dummy, 3, 1.0, scores)
     write(TASK, tmp_path, table, cr, 3, 1.0, scores)
