@@ -667,7 +667,8 @@ def per_table(task, results):
     means[primary] = means[primary].round(12)
     for name in ("fit_time", *task.diagnostics):
         means[name] = grouped[name].median()
-    means["n_splits"] = grouped[primary].size()
+    # Splits with a score: a failed fit's are NaN.
+    means["n_splits"] = grouped[primary].count()
     return pd.DataFrame(means)
 
 
@@ -742,8 +743,10 @@ def paired_differences(task, results, model, other, ratio):
     from cr_sklearn.study import corrected_interval
 
     primary = task.primary
+    # dropna=False: a model that failed on every split keeps its (NaN)
+    # column, so its tables get no difference instead of a KeyError.
     scores = results.pivot_table(
-        index=["table", "split"], columns="model", values=primary.name
+        index=["table", "split"], columns="model", values=primary.name, dropna=False
     )
     out = {}
     for table, rows in scores.groupby(level="table", sort=False):

@@ -361,6 +361,21 @@ def test_failed_fits_are_listed_and_left_out_of_the_scores():
     assert means.loc[("a", "Dummy"), ["loss", "fit_time"]].tolist() == [0.5, 2.5]
 
 
+def test_a_model_failed_on_every_split_leaves_the_report_whole():
+    results = _hand_made_results()
+    results["error"] = None
+    failed = results["model"] == "Dummy"
+    results.loc[failed, ["loss", "fit_time"]] = np.nan
+    results.loc[failed, "error"] = "ValueError: x"
+    specs = [ModelSpec("CR", "cr"), ModelSpec("Dummy", "baseline")]
+    text = runner.report(TASK, results, specs, {}, ["# head"])
+    assert "- a, Dummy, split 0: ValueError: x\n" in text
+    assert runner.paired_differences(TASK, results, "CR", "Dummy", 1.0) == {}
+    means = runner.per_table(TASK, results)
+    assert means.loc[("a", "Dummy"), "n_splits"] == 0
+    assert means.loc[("a", "CR"), "n_splits"] == 3
+
+
 def test_fraction_is_an_option_of_the_tasks_with_fractions_only(capsys):
     args = runner.parse_args(TASK, [])
     assert (args.fraction, args.split, args.repeats) == (1.0, "tune", 5)
