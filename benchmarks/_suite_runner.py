@@ -352,7 +352,8 @@ def make_splits(y, repeats):
     return list(cv.split(np.zeros(len(y)), y))
 
 
-def _subsample(train, y, fraction, seed):
+def subsample(train, y, fraction, seed):
+    """A stratified ``fraction`` of the training indices ``train`` (sorted)."""
     from sklearn.model_selection import train_test_split
 
     if fraction >= 1:
@@ -393,7 +394,7 @@ def fit_and_score(task, spec, X, y, train, test, fraction, seed):
     from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(1)
-    train = _subsample(train, y, fraction, seed)
+    train = subsample(train, y, fraction, seed)
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pre = make_preprocessing(X).fit(X.iloc[train])

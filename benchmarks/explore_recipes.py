@@ -274,8 +274,13 @@ ROUNDS = {
 }
 
 
-def run_one(suite, recipe, params, X, y, train, test, seed):
-    """Fit one recipe on one split; accuracy, log-loss, fit time and tau."""
+def run_one(suite, recipe, params, X, y, train, test, seed, fraction=1.0):
+    """Fit one recipe on one split; accuracy, log-loss, fit time and tau.
+
+    With ``fraction`` below 1 the recipe trains on the suite's stratified
+    subsample of the training fold (the same rows as ``suite.py
+    --fraction``).
+    """
     import torch
     from sklearn.metrics import accuracy_score, log_loss
     from threadpoolctl import threadpool_limits
@@ -283,6 +288,7 @@ def run_one(suite, recipe, params, X, y, train, test, seed):
     from cr_sklearn import gradient_tail_ratio
 
     torch.set_num_threads(1)
+    train = _load("_suite_runner").subsample(train, y, fraction, seed)
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pre = suite.make_preprocessing(X).fit(X.iloc[train])
@@ -300,12 +306,18 @@ def run_one(suite, recipe, params, X, y, train, test, seed):
         }
 
 
-def evaluate(recipes, tables, repeats, n_jobs, exclude, split="tune"):
-    """``{recipe: {table: [scores per split]}}`` on one half of the suite."""
+def evaluate(recipes, tables, repeats, n_jobs, exclude, split="tune", fraction=1.0):
+    """``{recipe: {table: [scores per split]}}`` on one half of the suite.
+
+    With ``fraction`` below 1, on the tables the suite runs fractions on.
+    """
     suite, registry = _load("suite"), _load("_suite_tables")
+    small = _load("_suite_runner").MIN_ROWS_FRACTION if fraction < 1 else 0
     data = []
     for table in registry.get_tables(tables, split):
         if table.name in exclude or registry.why_unavailable(table, None):
+            continue
+        if table.n_rows < small:
             continue
         X, y = registry.load_table(table)
         y = np.asarray(y)
@@ -317,13 +329,20 @@ def evaluate(recipes, tables, repeats, n_jobs, exclude, split="tune"):
         for i, split in enumerate(splits)
     ]
     scores = Parallel(n_jobs=n_jobs)(
-        delayed(run_one)(suite, *recipes[name], X, y, *split, i)
+        delayed(run_one)(suite, *recipes[name], X, y, *split, i, fraction)
         for name, _, X, y, i, split in tasks
     )
     rows = {}
     for (name, table, *_), score in zip(tasks, scores, strict=True):
         rows.setdefault(name, {}).setdefault(table, []).append(score)
     return rows
+
+
+HALVES = {
+    "tune": "the tuning half",
+    "confirm": "the confirmation half",
+    "all": "both halves",
+}
 
 
 def report(rows, argv, split="tune"):
@@ -335,8 +354,7 @@ def report(rows, argv, split="tune"):
         return np.mean([s[key] for s in rows[name][table]])
 
     lines = [
-        f"# Recipe exploration on the {'tuning' if split == 'tune' else 'confirmation'}"
-        " half",
+        f"# Recipe exploration on {HALVES[split]}",
         "",
         f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
         "",
@@ -366,7 +384,7 @@ def report(rows, argv, split="tune"):
     return "\n".join(lines) + "\n"
 
 
-def against_baselines(rows, split, repeats, argv):
+def against_baselines(rows, split, repeats, argv, fraction=1.0):
     """The suite's report of the recipes beside the suite's cached baselines.
 
     The recipes ran on the suite's tables and splits, so the baselines'
@@ -405,7 +423,11 @@ def against_baselines(rows, split, repeats, argv):
     specs = [runner.ModelSpec(model[name], "cr") for name in names]
     for spec in baselines:
         cached = [
-            (table, i, runner.read_cache(task, task.cache_dir, table, spec, i, 1.0))
+            (
+                table,
+                i,
+                runner.read_cache(task, task.cache_dir, table, spec, i, fraction),
+            )
             for table in tables
             for i in range(runner.N_SPLITS * repeats)
         ]
@@ -424,13 +446,19 @@ def against_baselines(rows, split, repeats, argv):
             for table, i, scores in cached
         ]
     header = [
-        f"# Recipe exploration against the suite's baselines ({split} half)",
+        f"# Recipe exploration against the suite's baselines, {HALVES[split]}",
         "",
         f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
         "",
         f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. "
         "The recipes' fits of this run beside the baselines' cached fits of "
-        "`suite.py` on the same splits.",
+        "`suite.py` on the same splits"
+        + (
+            "."
+            if fraction >= 1
+            else f", trained on {fraction:g} of each training fold (tables of at "
+            "least 1,000 rows)."
+        ),
     ]
     return runner.report(task, pd.DataFrame(records), specs, {}, header)
 
@@ -468,9 +496,17 @@ def main(argv=None):
     )
     parser.add_argument(
         "--split",
-        choices=["tune", "confirm"],
+        choices=sorted(HALVES),
         default="tune",
-        help="confirm: once, for a finished candidate chosen on the tuning half",
+        help="confirm (or all): once, for a finished candidate chosen on the "
+        "tuning half",
+    )
+    parser.add_argument(
+        "--fraction",
+        type=float,
+        default=1.0,
+        help="train on this stratified fraction of each training fold, on the "
+        "tables of at least 1,000 rows (as suite.py --fraction)",
     )
     args = parser.parse_args(argv)
     chosen = ROUNDS[args.round]
@@ -493,13 +529,15 @@ def main(argv=None):
             args.n_jobs,
             set(args.exclude),
             args.split,
+            args.fraction,
         )
     text = report(rows, argv, args.split)
     if args.against_baselines:
-        text = against_baselines(rows, args.split, args.repeats, argv)
+        text = against_baselines(rows, args.split, args.repeats, argv, args.fraction)
     if args.scores is not None:
         args.scores.write_text(json.dumps(rows, default=float))
-    name = f"suite_{args.split}_exploration_{args.round}.md"
+    fraction = "" if args.fraction >= 1 else f"_fraction{args.fraction:g}"
+    name = f"suite_{args.split}_exploration_{args.round}{fraction}.md"
     output = args.output or RESULTS / name
     output.write_text(text)
     print(text)
