@@ -221,6 +221,61 @@ def parse_candidate(text):
     return name.strip(), value
 
 
+#: A candidate parameter of either suite: a :class:`~cr_sklearn.PiecewiseLinearEncoder`
+#: with this many bins in front of the CR estimator (a pipeline).
+ENCODE_BINS = "encode_bins"
+
+
+def build_cr(estimator, params, seed):
+    """The CR estimator class ``estimator`` with ``params``, seeded, one thread.
+
+    Parameters
+    ----------
+    estimator : type
+        ``CRClassifier`` or ``CROrdinalRegressor``.
+    params : dict
+        Its parameters, and optionally :data:`ENCODE_BINS`.
+    seed : int
+        Its ``random_state``.
+
+    Returns
+    -------
+    model : estimator
+        The estimator, or a pipeline of the encoder and the estimator.
+    """
+    params = dict(params)
+    bins = params.pop(ENCODE_BINS, None)
+    model = estimator(random_state=seed, n_threads=1, **params)
+    if bins is None:
+        return model
+    from sklearn.pipeline import make_pipeline
+
+    from cr_sklearn import PiecewiseLinearEncoder
+
+    return make_pipeline(PiecewiseLinearEncoder(n_bins=bins), model)
+
+
+def cr_network(model):
+    """The fitted CR estimator of ``model`` and the map to its inputs.
+
+    Parameters
+    ----------
+    model : estimator
+        From :func:`build_cr`, fitted.
+
+    Returns
+    -------
+    network : estimator
+        The CR estimator.
+    inputs : callable
+        The preprocessed test fold to the network's inputs (the encoding in
+        a pipeline: its gradients are on the encoded columns).
+    """
+    if hasattr(model, "steps"):
+        return model[-1], model[:-1].transform
+    return model, lambda Z: Z
+
+
 def model_specs(task, models, candidates):
     """The run's models: the chosen of ``task.models``, then the CR candidates.
 
@@ -1045,7 +1100,8 @@ def run_header(task, argv, specs, repeats, fraction=1.0):
     ]
     for spec in specs:
         if spec.is_cr:
-            params = task.build_model(spec, 0).get_params()
+            network, _ = cr_network(task.build_model(spec, 0))
+            params = network.get_params()
             params["random_state"] = "the split's index"
             changed = dict(spec.params) or "the defaults"
             lines += [

@@ -33,7 +33,12 @@ Run::
     python benchmarks/ordinal_suite.py --split tune       # ordinal_suite_tune.md
     python benchmarks/ordinal_suite.py --split tune --models CR,LogisticAT \\
         --candidate 'long={"max_iter": 500}'
+    python benchmarks/ordinal_suite.py --split tune --models CR \\
+        --candidate 'encoded={"encode_bins": 4}'
     python benchmarks/ordinal_suite.py --split confirm    # finalists only
+
+A candidate's ``encode_bins`` puts a ``PiecewiseLinearEncoder`` with that
+many bins in front of the network (a pipeline).
 
 Results go to ``results/ordinal_suite_<split>[_repeats<r>].md``.
 """
@@ -89,7 +94,7 @@ def build_model(spec, seed):
     if spec.is_cr:
         from cr_sklearn import CROrdinalRegressor
 
-        return CROrdinalRegressor(random_state=seed, n_threads=1, **dict(spec.params))
+        return _runner.build_cr(CROrdinalRegressor, dict(spec.params), seed)
     if spec.kind == "mord":
         import mord
 

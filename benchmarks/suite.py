@@ -39,7 +39,13 @@ Run::
     python benchmarks/suite.py --split tune --fraction 0.1
     python benchmarks/suite.py --split tune --models CR,LogisticRegression \\
         --candidate 'long={"max_iter": 500}'
+    python benchmarks/suite.py --split tune --models CR \\
+        --candidate 'encoded={"encode_bins": 4, "dropout": 0.3}'
     python benchmarks/suite.py --split confirm            # finalists only
+
+A candidate's ``encode_bins`` puts a ``PiecewiseLinearEncoder`` with that
+many bins in front of the network (a pipeline; tau is then taken on the
+encoded columns).
 
 Results go to ``results/suite_<split>[_fraction<f>][_repeats<r>].md``.
 """
@@ -102,7 +108,7 @@ def build_model(spec, seed):
     if spec.is_cr:
         from cr_sklearn import CRClassifier
 
-        return CRClassifier(random_state=seed, n_threads=1, **dict(spec.params))
+        return _runner.build_cr(CRClassifier, dict(spec.params), seed)
     if spec.kind == "realmlp":
         from pytabkit import RealMLP_TD_Classifier
 
@@ -146,7 +152,8 @@ def score(spec, model, Z_test, y_test):
         loss = log_loss(y_test, proba, labels=model.classes_)
     tau = np.nan
     if spec.is_cr:
-        tau = gradient_tail_ratio(model.input_gradient_norms(Z_test))
+        network, inputs = _runner.cr_network(model)
+        tau = gradient_tail_ratio(network.input_gradient_norms(inputs(Z_test)))
     return {
         "accuracy": float(accuracy_score(y_test, pred)),
         "log_loss": float(loss),

@@ -456,3 +456,23 @@ def test_main_runs_the_task_end_to_end(tmp_path, capsys):
     assert "Fits: 8, of which 0 from the cache." in text
     assert "Skipped tables:\n\n- absent: needs a folder" in text
     assert "| small | 2 | " in text and "| large | 2 | " in text
+
+
+def test_a_candidate_with_encode_bins_is_an_encoder_pipeline():
+    from cr_sklearn import CRClassifier, PiecewiseLinearEncoder
+
+    plain = runner.build_cr(CRClassifier, {"max_iter": 3}, seed=7)
+    assert isinstance(plain, CRClassifier)
+    assert (plain.random_state, plain.n_threads, plain.max_iter) == (7, 1, 3)
+    encoded = runner.build_cr(
+        CRClassifier, {runner.ENCODE_BINS: 3, "max_iter": 3}, seed=7
+    )
+    assert isinstance(encoded[0], PiecewiseLinearEncoder) and encoded[0].n_bins == 3
+    assert encoded[-1].get_params() == plain.get_params()
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(60, 2)), np.arange(60) % 2
+    network, inputs = runner.cr_network(encoded.fit(Z, y))
+    assert network is encoded[-1]
+    assert inputs(Z).shape == (60, 6)  # 3 ramps per column
+    network, inputs = runner.cr_network(plain.fit(Z, y))
+    assert network is plain and inputs(Z) is Z
