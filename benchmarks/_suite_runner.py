@@ -1041,7 +1041,8 @@ def _differences_section(task, results, cr_models, models):
     return lines
 
 
-def _commit():
+def git_commit():
+    """``git describe --always --dirty`` of the checkout, or ``"unknown"``."""
     try:
         out = subprocess.run(
             ["git", "describe", "--always", "--dirty"],
@@ -1092,7 +1093,7 @@ def run_header(task, argv, specs, repeats, fraction=1.0):
         "",
         f"Command: `python benchmarks/{task.name}.py {shlex.join(argv)}`",
         "",
-        f"Date: {date}. cr_sklearn {cr_sklearn.__version__}, commit {_commit()}; "
+        f"Date: {date}. cr_sklearn {cr_sklearn.__version__}, commit {git_commit()}; "
         + ", ".join(f"{k} {v}" for k, v in versions.items())
         + ".",
         "",

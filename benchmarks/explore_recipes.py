@@ -358,7 +358,8 @@ def report(rows, argv, split="tune"):
         "",
         f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
         "",
-        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. "
+        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"commit {_load('_suite_runner').git_commit()}. "
         "Accuracy (%) / log-loss, means over the splits; one thread per fit.",
         "",
         "| table | " + " | ".join(names) + " |",
@@ -450,7 +451,8 @@ def against_baselines(rows, split, repeats, argv, fraction=1.0):
         "",
         f"Command: `python benchmarks/{shlex.join(['explore_recipes.py', *argv])}`",
         "",
-        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC. "
+        f"Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"commit {_load('_suite_runner').git_commit()}. "
         "The recipes' fits of this run beside the baselines' cached fits of "
         "`suite.py` on the same splits"
         + (
