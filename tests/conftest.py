@@ -1,5 +1,6 @@
 """Seeded fixtures shared by the test modules."""
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -14,6 +15,20 @@ from cr_sklearn.datasets import load_pima
 # The nets under test are tiny: extra intra-op threads only add synchronisation,
 # and on a shared machine oversubscribed threads slow each op by 10-100x.
 torch.set_num_threads(1)
+
+#: The benchmark scripts: not a package, imported by path.
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(stem, module_name=None):
+    """Import ``benchmarks/<stem>.py`` as a module named ``module_name``."""
+    spec = importlib.util.spec_from_file_location(
+        module_name or stem, BENCHMARKS / f"{stem}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 # --------------------------------------------------------------------------
 # The project's shared data folder

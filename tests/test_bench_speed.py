@@ -4,24 +4,12 @@
 asserts a speed; the benchmark itself runs outside the test suite.
 """
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from conftest import load_benchmark
 
 from cr_sklearn import CRClassifier
 
-BENCH_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_speed.py"
-
-
-def _import_bench():
-    spec = importlib.util.spec_from_file_location("bench_speed", BENCH_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _import_bench()
+bench = load_benchmark("bench_speed")
 
 
 def test_row_is_met_against_its_limit_or_its_check():

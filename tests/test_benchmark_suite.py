@@ -7,22 +7,12 @@ every table (a few seconds) to check the stored shapes.
 
 import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_benchmark
 
-SUITE_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "suite.py"
-
-
-def _import_suite():
-    spec = importlib.util.spec_from_file_location("benchmark_suite", SUITE_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-suite = _import_suite()
+suite = load_benchmark("suite", "benchmark_suite")
 runner = suite._runner
 registry = suite._suite_tables
 TABLES = registry.TABLES

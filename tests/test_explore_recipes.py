@@ -1,24 +1,13 @@
 """The recipe exploration script's encodings and command line
 (``benchmarks/explore_recipes.py``, imported by path)."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_benchmark
 
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "explore_recipes.py"
-
-
-def _import():
-    spec = importlib.util.spec_from_file_location("explore_recipes", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-explore = _import()
+explore = load_benchmark("explore_recipes")
 
 
 def test_piecewise_linear_encoding_ramps_through_quantile_bins():

@@ -4,22 +4,10 @@
 read the registry's stored metadata and run one tiny table end to end.
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from conftest import load_benchmark
 
-SUITE_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "ordinal_suite.py"
-
-
-def _import_suite():
-    spec = importlib.util.spec_from_file_location("ordinal_suite", SUITE_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-suite = _import_suite()
+suite = load_benchmark("ordinal_suite")
 registry = suite._ordinal_tables
 TABLES = registry.TABLES
 

@@ -7,26 +7,15 @@ the fits, the summary in either direction, the report and the command line.
 """
 
 import dataclasses
-import importlib.util
 import json
 import types
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import load_benchmark
 
-RUNNER_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "_suite_runner.py"
-
-
-def _import_runner():
-    spec = importlib.util.spec_from_file_location("suite_runner", RUNNER_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-runner = _import_runner()
+runner = load_benchmark("_suite_runner", "suite_runner")
 Metric, ModelSpec = runner.Metric, runner.ModelSpec
 
 
