@@ -12,6 +12,7 @@ from .activations import (
     PolyActivation,
     make_activation,
 )
+from .input_encoding import PiecewiseLinearEncoding
 from .network import CRNetwork
 from .ordinal import ORDINAL_HEADS, CORALLoss, CumulativeLinkLoss, OrdinalHead
 from .penalties import (
@@ -44,6 +45,7 @@ __all__ = [
     "OrdinalHead",
     "PENALTIES",
     "Penalty",
+    "PiecewiseLinearEncoding",
     "PolyActivation",
     "ResidualCRNetwork",
     "StreamOutput",

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from .input_encoding import PiecewiseLinearEncoding
+
 __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
 
 
@@ -94,9 +96,18 @@ class BaseCRNetwork(nn.Module):
         Output dimension.
     dropout : float, default=0.0
         Dropout probability after each activated layer (training only).
+    encoded_features : int or None, default=None
+        With an int, a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` of
+        that many columns follows the standardisation (its bins set with
+        ``network.encoding.set_edges``) and the first layer reads its
+        columns; the Jacobians stay with respect to the network's input.
 
     Attributes
     ----------
+    encoding : PiecewiseLinearEncoding or None
+        The input encoding, if any.
+    input_width : int
+        Columns the first layer reads: ``encoded_features`` or ``n_features``.
     no_decay_patterns : tuple of str
         :func:`fnmatch.fnmatch` patterns of the parameter names that take no
         weight decay (biases, polynomial coefficients, normalisation gains):
@@ -114,13 +125,23 @@ class BaseCRNetwork(nn.Module):
 
     no_decay_patterns = ("*bias", "*coefficients", "*norm.gain")
 
-    def __init__(self, n_features, n_outputs, dropout=0.0):
+    def __init__(self, n_features, n_outputs, dropout=0.0, encoded_features=None):
         super().__init__()
         self.n_features = int(n_features)
         self.n_outputs = int(n_outputs)
         self.dropout = float(dropout)
         self.register_buffer("input_mean", torch.zeros(self.n_features))
         self.register_buffer("input_scale", torch.ones(self.n_features))
+        self.encoding = (
+            None
+            if encoded_features is None
+            else PiecewiseLinearEncoding(self.n_features, encoded_features)
+        )
+
+    @property
+    def input_width(self):
+        """Columns the first layer reads (the encoding's, if any)."""
+        return self.n_features if self.encoding is None else self.encoding.n_encoded
 
     def set_input_scaling(self, mean, scale):
         """Set the standardisation ``(x - mean) / scale`` applied to inputs.
@@ -144,6 +165,11 @@ class BaseCRNetwork(nn.Module):
 
     def _standardise(self, x):
         return (x - self.input_mean) / self.input_scale
+
+    def _inputs(self, x):
+        """What the first layer reads: standardised and, if set, encoded."""
+        h = self._standardise(x)
+        return h if self.encoding is None else self.encoding(h)
 
     def _dropout_mask(self, h):
         if not (self.training and self.dropout > 0):
@@ -201,8 +227,21 @@ class BaseCRNetwork(nn.Module):
                 dtype=h.dtype,
                 device=h.device,
             )
+        stream_exact = exact
+        if self.encoding is not None:
+            # The stream starts from the encoding's Jacobian applied to the
+            # directions (for the exact stream, to the identity).
+            h, slope = self.encoding.forward_and_slope(h)
+            if exact or directions is not None:
+                slope = slope if rows is None else slope[rows]
+                directions = (
+                    self.encoding.jacobian(slope)
+                    if exact
+                    else self.encoding.jvp(directions, slope)
+                )
+                stream_exact = False
         out, derivs, weights, jacobians = self._stream_pass(
-            h, directions, exact=exact, derivatives=derivatives, rows=rows
+            h, directions, exact=stream_exact, derivatives=derivatives, rows=rows
         )
         if exact:
             n_directions = self.n_features
@@ -252,6 +291,9 @@ class BaseCRNetwork(nn.Module):
             jac = self.forward_stream(x, "exact", derivatives=False).jacobians[-1]
         elif mode == "reverse":
             jac = self._reverse_jacobian(x)
+            if self.encoding is not None:
+                _, slope = self.encoding.forward_and_slope(self._standardise(x))
+                jac = self.encoding.pullback(jac, slope)
         else:
             raise ValueError(
                 f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"

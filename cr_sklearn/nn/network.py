@@ -64,6 +64,9 @@ class CRNetwork(BaseCRNetwork):
     spectral_norm : bool, default=False
         Constrain every weight matrix to spectral norm 1
         (:func:`torch.nn.utils.parametrizations.spectral_norm`).
+    encoded_features : int or None, default=None
+        Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after
+        the standardisation (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
 
     Attributes
     ----------
@@ -92,9 +95,12 @@ class CRNetwork(BaseCRNetwork):
         degree=3,
         dropout=0.0,
         spectral_norm=False,
+        encoded_features=None,
     ):
-        super().__init__(n_features, n_outputs, dropout=dropout)
-        sizes = [self.n_features, *[int(w) for w in hidden_layer_sizes]]
+        super().__init__(
+            n_features, n_outputs, dropout=dropout, encoded_features=encoded_features
+        )
+        sizes = [self.input_width, *[int(w) for w in hidden_layer_sizes]]
         wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
         self.hidden = nn.ModuleList()
         self.activations = nn.ModuleList()
@@ -123,7 +129,7 @@ class CRNetwork(BaseCRNetwork):
         torch.Tensor of shape (batch, n_outputs)
             The network output.
         """
-        h = self._standardise(x)
+        h = self._inputs(x)
         overwrite = not torch.is_grad_enabled()
         for layer, act in zip(self.hidden, self.activations, strict=True):
             z = layer(h)

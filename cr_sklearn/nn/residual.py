@@ -194,6 +194,9 @@ class ResidualCRNetwork(BaseCRNetwork):
     spectral_norm : bool, default=False
         Spectrally normalise the stem, the blocks' inner layers and the output
         layer (not the blocks' projections back to the stream).
+    encoded_features : int or None, default=None
+        Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after
+        the standardisation (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
 
     Attributes
     ----------
@@ -223,19 +226,22 @@ class ResidualCRNetwork(BaseCRNetwork):
         degree=3,
         dropout=0.0,
         spectral_norm=False,
+        encoded_features=None,
     ):
         sizes = [int(w) for w in hidden_layer_sizes]
         if not sizes or min(sizes) < 1:
             raise ValueError(
                 f"hidden_layer_sizes must be non-empty and positive, got {sizes}."
             )
-        super().__init__(n_features, n_outputs, dropout=dropout)
+        super().__init__(
+            n_features, n_outputs, dropout=dropout, encoded_features=encoded_features
+        )
         self.activation_name = activation
         self.degree = int(degree)
         self.spectral_norm = bool(spectral_norm)
         wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
         width = sizes[0]
-        stem = nn.Linear(self.n_features, width)
+        stem = nn.Linear(self.input_width, width)
         self.stem = wrap(stem) if wrap else stem
         self.stem_activation = make_activation(activation, width, degree=degree)
         self.blocks = nn.ModuleList(
@@ -376,7 +382,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         torch.Tensor of shape (batch, n_outputs)
             The network output.
         """
-        h = self.stem_activation(self.stem(self._standardise(x)))
+        h = self.stem_activation(self.stem(self._inputs(x)))
         mask = self._dropout_mask(h)
         if mask is not None:
             h = h * mask
@@ -460,7 +466,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         )[:4]
 
     def _reverse_jacobian(self, x):
-        _, derivs, weights, _, inputs = self._run(self._standardise(x), None)
+        _, derivs, weights, _, inputs = self._run(self._inputs(x), None)
         # Row o of g is d output_o / d h_l, pulled back block by block.
         g = self.output.weight.unsqueeze(0).expand(x.shape[0], -1, -1)
         for block, d, weight, h in zip(

@@ -1,0 +1,216 @@
+"""Piecewise-linear encoding of the inputs, with its Jacobian for the stream.
+
+Each encoded column reads one input column ``j`` and is either a copy of it
+or a ramp through one bin ``[low, high]`` of it: 0 below, 1 above, linear
+inside. Inside a CR network the encoding follows the standardisation, so the
+Jacobians the stream carries, and the penalties on them, stay with respect to
+the network's input: the stream starts from the encoding's Jacobian instead of
+the identity.
+"""
+
+import torch
+from torch import nn
+
+__all__ = ["PiecewiseLinearEncoding"]
+
+
+class PiecewiseLinearEncoding(nn.Module):
+    """Ramps through bins of each input column, as a fixed (not learned) layer.
+
+    Parameters
+    ----------
+    n_features : int
+        Input columns ``d``.
+    n_encoded : int
+        Output columns; until :meth:`set_edges` they copy the inputs in turn.
+
+    Attributes
+    ----------
+    source : torch.Tensor of int64, shape (n_encoded,)
+        The input column each output column reads (a buffer).
+    low, inv_width : torch.Tensor of shape (n_encoded,)
+        Each ramp's lower edge and ``1 / (high - low)`` (buffers).
+    ramp : torch.Tensor of bool, shape (n_encoded,)
+        Whether the column is a ramp (else a copy of its input; a buffer).
+    """
+
+    def __init__(self, n_features, n_encoded):
+        super().__init__()
+        self.n_features, self.n_encoded = int(n_features), int(n_encoded)
+        if self.n_features < 1 or self.n_encoded < 1:
+            raise ValueError(
+                f"n_features and n_encoded must be positive, got {n_features} "
+                f"and {n_encoded}."
+            )
+        self.register_buffer("source", torch.arange(self.n_encoded) % self.n_features)
+        self.register_buffer("low", torch.zeros(self.n_encoded))
+        self.register_buffer("inv_width", torch.ones(self.n_encoded))
+        self.register_buffer("ramp", torch.zeros(self.n_encoded, dtype=torch.bool))
+
+    @staticmethod
+    def size(edges):
+        """The output columns of ``edges`` (see :meth:`set_edges`).
+
+        Parameters
+        ----------
+        edges : sequence of (array-like or None)
+            One entry per input column.
+
+        Returns
+        -------
+        int
+            One per copied column plus one per bin.
+        """
+        return sum(1 if e is None else len(e) - 1 for e in edges)
+
+    def set_edges(self, edges):
+        """Set the bins: ``edges[j]`` increasing (a ramp per bin) or ``None`` (a copy).
+
+        Parameters
+        ----------
+        edges : sequence of (array-like or None)
+            One entry per input column, in the units the encoding sees
+            (standardised inputs inside a CR network).
+
+        Returns
+        -------
+        self : PiecewiseLinearEncoding
+            With its buffers set.
+        """
+        if len(edges) != self.n_features:
+            raise ValueError(
+                f"edges has {len(edges)} entries; the encoding has "
+                f"{self.n_features} input columns."
+            )
+        source, low, high, ramp = [], [], [], []
+        for j, e in enumerate(edges):
+            if e is None:
+                source.append(j)
+                low.append(0.0)
+                high.append(1.0)
+                ramp.append(False)
+                continue
+            e = torch.as_tensor(e, dtype=torch.float64).reshape(-1)
+            if e.numel() < 2 or not bool(torch.isfinite(e).all()):
+                raise ValueError(f"edges[{j}] must hold two or more finite edges.")
+            if not bool((e[1:] > e[:-1]).all()):
+                raise ValueError(f"edges[{j}] must be strictly increasing.")
+            source += [j] * (e.numel() - 1)
+            low += e[:-1].tolist()
+            high += e[1:].tolist()
+            ramp += [True] * (e.numel() - 1)
+        if len(source) != self.n_encoded:
+            raise ValueError(
+                f"edges make {len(source)} columns; the encoding has {self.n_encoded}."
+            )
+        low = torch.tensor(low, dtype=torch.float64)
+        high = torch.tensor(high, dtype=torch.float64)
+        with torch.no_grad():
+            self.source.copy_(torch.tensor(source))
+            self.low.copy_(low.to(self.low))
+            self.inv_width.copy_((1.0 / (high - low)).to(self.inv_width))
+            self.ramp.copy_(torch.tensor(ramp))
+        return self
+
+    def _position(self, h):
+        # Each output column's input, and where it lies in its bin (0 to 1).
+        t = h[..., self.source]
+        return t, (t - self.low) * self.inv_width
+
+    def forward(self, h):
+        """Encode ``h`` of shape ``(..., n_features)`` to ``(..., n_encoded)``.
+
+        Parameters
+        ----------
+        h : torch.Tensor
+            Inputs.
+
+        Returns
+        -------
+        torch.Tensor
+            The ramps and copies, in the order of the buffers.
+        """
+        t, u = self._position(h)
+        return torch.where(self.ramp, u.clamp(0.0, 1.0), t)
+
+    def forward_and_slope(self, h):
+        """The encoding and its derivative per output column.
+
+        The derivative of a ramp is ``inv_width`` inside its bin (edges
+        included, as for :func:`torch.clamp`) and 0 outside; a copy's is 1.
+
+        Parameters
+        ----------
+        h : torch.Tensor of shape (batch, n_features)
+            Inputs.
+
+        Returns
+        -------
+        value, slope : torch.Tensor of shape (batch, n_encoded)
+            The encoding and its derivative with respect to each column's
+            input.
+        """
+        t, u = self._position(h)
+        value = torch.where(self.ramp, u.clamp(0.0, 1.0), t)
+        inside = (u >= 0) & (u <= 1)
+        slope = torch.where(
+            self.ramp, self.inv_width * inside.to(h.dtype), torch.ones_like(t)
+        )
+        return value, slope
+
+    def jvp(self, directions, slope):
+        """The encoding's Jacobian applied to ``directions``.
+
+        Parameters
+        ----------
+        directions : torch.Tensor of shape (batch, k, n_features)
+            Input directions, one set per row (or one set, batch 1).
+        slope : torch.Tensor of shape (batch, n_encoded)
+            From :meth:`forward_and_slope`, for the same rows.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, k, n_encoded)
+            The directions as the encoded columns see them.
+        """
+        return directions[..., self.source] * slope.unsqueeze(1)
+
+    def jacobian(self, slope):
+        """The encoding's full Jacobian, ``(batch, n_features, n_encoded)``.
+
+        Rows are input directions, the stream's layout.
+
+        Parameters
+        ----------
+        slope : torch.Tensor of shape (batch, n_encoded)
+            From :meth:`forward_and_slope`.
+
+        Returns
+        -------
+        torch.Tensor
+            ``d encoded / d input`` per row, input directions first.
+        """
+        eye = torch.eye(self.n_features, dtype=slope.dtype, device=slope.device)
+        return self.jvp(eye.unsqueeze(0), slope)
+
+    def pullback(self, grad, slope):
+        """Pull ``d out / d encoded`` back to ``d out / d input``.
+
+        Parameters
+        ----------
+        grad : torch.Tensor of shape (batch, n_outputs, n_encoded)
+            Derivatives with respect to the encoded columns.
+        slope : torch.Tensor of shape (batch, n_encoded)
+            From :meth:`forward_and_slope`.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_outputs, n_features)
+            Derivatives with respect to the inputs.
+        """
+        weighted = grad * slope.unsqueeze(1)
+        out = weighted.new_zeros(*weighted.shape[:-1], self.n_features)
+        return out.index_add(-1, self.source, weighted)
+
+    def extra_repr(self):
+        return f"n_features={self.n_features}, n_encoded={self.n_encoded}"

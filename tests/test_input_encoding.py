@@ -1,0 +1,150 @@
+"""The piecewise-linear input encoding of the CR networks: its values against
+the transformer's, and the stream, the reverse-mode Jacobian and the
+penalties' gradients of an encoded network against autograd (float64)."""
+
+import numpy as np
+import pytest
+import torch
+from torch.func import functional_call, jacfwd, vmap
+
+from cr_sklearn import PiecewiseLinearEncoder
+from cr_sklearn.nn import (
+    CRNetwork,
+    PiecewiseLinearEncoding,
+    ResidualCRNetwork,
+    stream_dreg,
+)
+
+# torch.func loads its forward-mode decompositions through torch.jit.script.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
+
+D, OUTPUTS = 3, 2
+# Column 0: 3 bins, column 1: a copy, column 2: 2 bins.
+EDGES = [np.array([-1.0, 0.0, 0.5, 1.5]), None, np.array([-0.5, 0.2, 1.0])]
+
+
+def _network(cls, seed=0):
+    torch.manual_seed(seed)
+    n_encoded = PiecewiseLinearEncoding.size(EDGES)
+    net = cls(D, OUTPUTS, hidden_layer_sizes=(5, 4), encoded_features=n_encoded)
+    net = net.double()
+    net.encoding.set_edges(EDGES)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(0.5 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+        net.set_input_scaling(
+            torch.randn(D, generator=gen).double(),
+            0.5 + torch.rand(D, generator=gen).double(),
+        )
+    return net.eval()
+
+
+def _inputs(n=11, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+    return 1.5 * torch.randn(n, D, generator=gen, dtype=torch.float64)
+
+
+NETWORKS = [CRNetwork, ResidualCRNetwork]
+
+
+def test_values_are_the_transformers_ramps():
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    X[:, 1] = X[:, 1] > 0  # binary: a copy
+    encoder = PiecewiseLinearEncoder(n_bins=4).fit(X)
+    encoding = PiecewiseLinearEncoding(2, encoder.n_features_out_).double()
+    encoding.set_edges(encoder.edges_)
+    X_new = np.random.default_rng(1).normal(size=(50, 2)) * 2
+    out = encoding(torch.as_tensor(X_new))
+    np.testing.assert_allclose(out.numpy(), encoder.transform(X_new), atol=1e-12)
+
+
+def test_slope_is_the_derivative_of_the_values():
+    encoding = PiecewiseLinearEncoding(D, PiecewiseLinearEncoding.size(EDGES)).double()
+    encoding.set_edges(EDGES)
+    h = _inputs()
+    _, slope = encoding.forward_and_slope(h)
+    expected = vmap(jacfwd(encoding))(h)  # (batch, n_encoded, D)
+    torch.testing.assert_close(encoding.jacobian(slope), expected.transpose(1, 2))
+
+
+@pytest.mark.parametrize("cls", NETWORKS)
+def test_jacobians_are_with_respect_to_the_raw_input(cls):
+    net = _network(cls)
+    x = _inputs()
+    expected = vmap(jacfwd(lambda xi: net(xi.unsqueeze(0))[0]))(x)
+    for mode in ["forward", "reverse"]:
+        jac = net.input_jacobian(x, mode=mode)
+        assert jac.shape == (len(x), OUTPUTS, D)
+        torch.testing.assert_close(jac, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", NETWORKS)
+def test_stream_carries_directions_and_row_subsets_of_the_raw_input(cls):
+    net = _network(cls)
+    x = _inputs()
+    h0 = net._standardise(x)
+
+    def of_standardised(hi):
+        return net((hi * net.input_scale + net.input_mean).unsqueeze(0))[0]
+
+    exact = vmap(jacfwd(of_standardised))(h0)  # (batch, outputs, D)
+    res = net.forward_stream(x, "exact")
+    assert res.n_directions == D
+    torch.testing.assert_close(res.jacobians[-1], exact, rtol=1e-10, atol=1e-12)
+    directions = torch.randn(len(x), 2, D, dtype=torch.float64)
+    projected = net.forward_stream(x, directions).jacobians[-1]
+    torch.testing.assert_close(projected, exact @ directions.transpose(1, 2))
+    rows = torch.tensor([0, 4, 7])
+    subset = net.forward_stream(x, "exact", rows=rows).jacobians[-1]
+    torch.testing.assert_close(subset, exact[rows])
+
+
+class _Stream(torch.nn.Module):
+    """The exact stream as ``forward``, for ``functional_call``."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net.forward_stream(x, "exact")
+
+
+@pytest.mark.parametrize("cls", NETWORKS)
+def test_stream_penalty_gradients_pass_gradcheck(cls):
+    wrapper = _Stream(_network(cls).train())
+    names = [name for name, _ in wrapper.named_parameters()]
+    params = tuple(p.detach().clone().requires_grad_() for p in wrapper.parameters())
+    x = _inputs(n=5)
+
+    def f(*values):
+        state = dict(zip(names, values, strict=True))
+        return stream_dreg(functional_call(wrapper, state, (x,)))
+
+    assert torch.autograd.gradcheck(f, params, eps=1e-6, atol=1e-7, rtol=1e-5)
+
+
+def test_set_edges_refuses_what_does_not_fit():
+    encoding = PiecewiseLinearEncoding(D, PiecewiseLinearEncoding.size(EDGES))
+    with pytest.raises(ValueError, match="entries"):
+        encoding.set_edges(EDGES[:2])
+    with pytest.raises(ValueError, match="increasing"):
+        encoding.set_edges([np.array([0.0, 0.0, 1.0]), None, EDGES[2]])
+    with pytest.raises(ValueError, match="columns"):
+        encoding.set_edges([None, None, None])
+    with pytest.raises(ValueError, match="finite"):
+        encoding.set_edges([np.array([0.0, np.inf]), None, EDGES[2]])
+
+
+@pytest.mark.parametrize("cls", NETWORKS)
+def test_the_encoding_is_part_of_the_state(cls):
+    net = _network(cls)
+    state = net.state_dict()
+    assert {"encoding.source", "encoding.low", "encoding.inv_width"} <= set(state)
+    copy = cls(D, OUTPUTS, hidden_layer_sizes=(5, 4), encoded_features=net.input_width)
+    copy.double().load_state_dict(state)
+    x = _inputs()
+    torch.testing.assert_close(copy.eval()(x), net(x), rtol=0, atol=0)
