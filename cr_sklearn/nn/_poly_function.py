@@ -42,12 +42,12 @@ def _horner_with_derivatives(coefficients, u, curvature=True):
     terms = coefficients.unbind(0)
     value, slope, half_curvature = terms[-1], None, None
     for c in reversed(terms[:-1]):
-        if not curvature:
-            pass
-        elif half_curvature is not None:
-            half_curvature = torch.addcmul(slope, half_curvature, u)
-        elif slope is not None:
-            half_curvature = slope
+        if curvature and slope is not None:
+            half_curvature = (
+                slope
+                if half_curvature is None
+                else torch.addcmul(slope, half_curvature, u)
+            )
         slope = value if slope is None else torch.addcmul(value, slope, u)
         value = torch.addcmul(c, value, u)
     if curvature and half_curvature is None:  # degree 1: p'' = 0
@@ -136,25 +136,18 @@ class PolyValueAndSlope(torch.autograd.Function):
         grad_coefficients = None
         if ctx.needs_input_grad[1]:
             width = coefficients.shape[1]
-            gv = grad_value.reshape(-1, width)
-            gs = weighted_slope.reshape(-1, width)
             uu = u.reshape(-1, width)
-            degree = coefficients.shape[0] - 1
-            # Rows: sum gv u^k for k = 0..K and k * sum gs u^(k-1) for k = 1..K.
-            rows = [gv.sum(0)]
-            power_v, power_s = gv, gs
-            rows_s = [gs.sum(0)]
-            for _ in range(1, degree):
-                power_v = power_v * uu
-                power_s = power_s * uu
-                rows.append(power_v.sum(0))
-                rows_s.append(power_s.sum(0))
-            rows.append((power_v * uu).sum(0))
-            by_power = torch.stack(rows)
-            by_power[1:] += torch.stack(rows_s) * torch.arange(
-                1, degree + 1, dtype=by_power.dtype, device=by_power.device
-            ).unsqueeze(1)
-            grad_coefficients = by_power
+            # d value / d a_k = u^k, d slope / d a_k = k u^(k-1) u': running
+            # powers of u times each incoming gradient, summed over rows.
+            by_value = grad_value.reshape(-1, width)
+            by_slope = weighted_slope.reshape(-1, width)
+            rows = [by_value.sum(0)]
+            for k in range(1, coefficients.shape[0]):
+                if k > 1:
+                    by_slope = by_slope * uu
+                by_value = by_value * uu
+                rows.append(by_value.sum(0) + k * by_slope.sum(0))
+            grad_coefficients = torch.stack(rows)
         if not ctx.needs_input_grad[0]:
             grad_z = None
         return grad_z, grad_coefficients, None, None, None
