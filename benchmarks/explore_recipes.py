@@ -125,41 +125,32 @@ def step_budget(X, y, seed, params):
     return model, {"epochs": epochs}
 
 
-class PiecewiseLinearEncoding:
-    """Quantile piecewise-linear encoding of the numeric columns.
-
-    Each column with more than two distinct values becomes ``n_bins``
-    columns: 0 below a bin, 1 above it, linear inside (quantile edges of the
-    training rows). Binary columns (one-hot codes) pass through; with
-    ``keep_raw`` the encoded columns keep their standardised value too.
-    """
+class _Ramps:
+    """:class:`cr_sklearn.PiecewiseLinearEncoder`, optionally keeping each
+    encoded column's standardised value before its ramps."""
 
     def __init__(self, n_bins=4, keep_raw=False):
         self.n_bins, self.keep_raw = n_bins, keep_raw
 
     def fit(self, X):
-        X = np.asarray(X, dtype=float)
-        self.edges_ = []
-        for column in X.T:
-            edges = None
-            if len(np.unique(column)) > 2:
-                quantiles = np.linspace(0, 1, self.n_bins + 1)
-                edges = np.unique(np.quantile(column, quantiles))
-                edges = edges if len(edges) >= 3 else None
-            self.edges_.append(edges)
+        from cr_sklearn import PiecewiseLinearEncoder
+
+        self.encoder_ = PiecewiseLinearEncoder(n_bins=self.n_bins).fit(X)
         return self
 
     def transform(self, X):
         X = np.asarray(X, dtype=float)
-        columns = []
-        for j, edges in enumerate(self.edges_):
-            x = X[:, j : j + 1]
-            if edges is None or self.keep_raw:
-                columns.append(x)
+        out = self.encoder_.transform(X)
+        if not self.keep_raw:
+            return out
+        pieces, start = [], 0
+        for j, edges in enumerate(self.encoder_.edges_):
+            width = 1 if edges is None else len(edges) - 1
             if edges is not None:
-                low, high = edges[:-1], edges[1:]
-                columns.append(np.clip((x - low) / (high - low), 0.0, 1.0))
-        return np.hstack(columns)
+                pieces.append(X[:, j : j + 1])
+            pieces.append(out[:, start : start + width])
+            start += width
+        return np.hstack(pieces)
 
 
 class _Encoded:
@@ -184,7 +175,7 @@ class _SplineEncoding:
     """scikit-learn's degree-1 quantile splines on the non-binary columns.
 
     ``SplineTransformer(degree=1, knots="quantile")`` spans the same
-    piecewise-linear functions as :class:`PiecewiseLinearEncoding` with
+    piecewise-linear functions as :class:`cr_sklearn.PiecewiseLinearEncoder` with
     ``n_bins = n_knots - 1`` (a hat-function basis instead of ramps).
     """
 
@@ -219,7 +210,7 @@ def encoded(X, y, seed, params):
     if p.pop("splines", False):
         encoding = _SplineEncoding(n_bins).fit(X)
     else:
-        encoding = PiecewiseLinearEncoding(n_bins, keep_raw).fit(X)
+        encoding = _Ramps(n_bins, keep_raw).fit(X)
     model, info = plain(encoding.transform(X), y, seed, p)
     return _Encoded(encoding, model), {**info, "columns": model.n_features_in_}
 

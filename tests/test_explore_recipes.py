@@ -10,29 +10,24 @@ from conftest import load_benchmark
 explore = load_benchmark("explore_recipes")
 
 
-def test_piecewise_linear_encoding_ramps_through_quantile_bins():
+def test_kept_raw_columns_come_before_their_ramps():
     x = np.arange(9.0).reshape(-1, 1)  # quantile edges 0, 2, 4, 6, 8
     binary = np.array([0.0, 1.0] * 4 + [0.0]).reshape(-1, 1)
-    encoding = explore.PiecewiseLinearEncoding(n_bins=4).fit(np.hstack([x, binary]))
-    np.testing.assert_allclose(encoding.edges_[0], [0, 2, 4, 6, 8])
-    assert encoding.edges_[1] is None  # binary columns pass through
-    out = encoding.transform(np.array([[-1.0, 1.0], [3.0, 0.0], [9.0, 1.0]]))
+    X = np.hstack([x, binary])
+    plain = explore._Ramps(n_bins=4).fit(X)
     np.testing.assert_allclose(
-        out,
-        [
-            [0, 0, 0, 0, 1],  # below every bin
-            [1, 0.5, 0, 0, 0],  # half-way through the second
-            [1, 1, 1, 1, 1],  # above every bin
-        ],
+        plain.transform([[3.0, 1.0]]),
+        [[1, 0.5, 0, 0, 1]],  # ramps, then binary
     )
-    kept = explore.PiecewiseLinearEncoding(n_bins=4, keep_raw=True).fit(x)
-    np.testing.assert_allclose(kept.transform([[3.0]]), [[3.0, 1, 0.5, 0, 0]])
+    kept = explore._Ramps(n_bins=4, keep_raw=True).fit(X)
+    # The binary column passes through once; the encoded one keeps its value.
+    np.testing.assert_allclose(kept.transform([[3.0, 1.0]]), [[3.0, 1, 0.5, 0, 0, 1]])
 
 
 def test_spline_encoding_spans_the_same_piecewise_linear_functions():
     rng = np.random.default_rng(0)
     X = np.hstack([rng.normal(size=(200, 2)), rng.integers(0, 2, (200, 1))])
-    ramps = explore.PiecewiseLinearEncoding(n_bins=4).fit(X).transform(X)
+    ramps = explore._Ramps(n_bins=4).fit(X).transform(X)
     splines = explore._SplineEncoding(n_bins=4).fit(X).transform(X)
     # Each basis (with a constant) is a linear map of the other: least squares
     # reproduces the ramps from the splines exactly.
