@@ -57,7 +57,9 @@ class BaseCR(
     :class:`~sklearn.neural_network.MLPClassifier` does. Parameters that
     define the network (``architecture``, ``hidden_layer_sizes``,
     ``activation``, ``degree``, ``dropout``, ``spectral_norm``,
-    ``standardize``, ``device``) cannot change under a warm start.
+    ``standardize``, ``encoding_bins``, ``device``) cannot change under a
+    warm start; the standardisation and the encoding's bins are those of the
+    fit that built the network.
 
     :mod:`cr_sklearn.growth` uses three methods of this class:
     :meth:`_training_data`, :meth:`_data_loss` and :meth:`_network_changed`.
@@ -96,11 +98,16 @@ class BaseCR(
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
-        "dropout": [Interval(numbers.Real, 0, 1, closed="left")],
+        "dropout": [Interval(numbers.Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "weight_decay": [Interval(numbers.Real, 0, None, closed="left")],
         "spectral_norm": ["boolean"],
         "igpen_lambda": [Interval(numbers.Real, 0, None, closed="left")],
         "standardize": ["boolean"],
+        "encoding_bins": [
+            Interval(numbers.Integral, 2, None, closed="left"),
+            StrOptions({"auto"}),
+            None,
+        ],
         "n_threads": [
             StrOptions({"auto"}),
             Interval(numbers.Integral, 1, None, closed="left"),
@@ -138,6 +145,7 @@ class BaseCR(
         spectral_norm,
         igpen_lambda,
         standardize,
+        encoding_bins,
         n_threads,
         random_state,
         device,
@@ -166,6 +174,7 @@ class BaseCR(
         self.spectral_norm = spectral_norm
         self.igpen_lambda = igpen_lambda
         self.standardize = standardize
+        self.encoding_bins = encoding_bins
         self.n_threads = n_threads
         self.random_state = random_state
         self.device = device
@@ -295,14 +304,11 @@ class BaseCR(
             steps = steps_per_epoch(len(train_idx), self._batch_size_)
             self.max_iter_ = self._max_epochs(mode, steps)
             if reset:
+                self.encoding_bins_, self.dropout_ = self._resolve_network(X.shape[1])
+                inputs = self._fit_inputs(X[train_idx])
                 self.net_ = self._new_net(X.shape[1])
                 self._built_network_params = self._network_params()
-                if self.standardize:
-                    mean = np.mean(X[train_idx], axis=0, dtype=np.float64)
-                    scale = np.std(X[train_idx], axis=0, dtype=np.float64)
-                    # Constant columns, and scales that underflow in float32.
-                    scale[~(scale >= np.finfo(np.float32).tiny)] = 1.0
-                    self.net_.module_.set_input_scaling(mean, scale)
+                self._set_inputs(self.net_.module_, inputs)
                 self._initialize_output(self.net_.module_, y_codes[train_idx])
             else:
                 self.net_ = self._warm_net(keep_optimizer=incremental)

@@ -111,9 +111,11 @@ class CRClassifier(ClassifierMixin, BaseCR):
         :class:`~sklearn.linear_model.LogisticRegression`: finite numbers
         >= 0 (0 leaves a class out of the loss); classes missing from the
         dict weigh 1, and keys that are not classes raise a ``ValueError``.
-    dropout : float, default=0.1
+    dropout : float or "auto", default="auto"
         Dropout probability after each activated layer (training only; the
-        stream then carries the Jacobian of the thinned network).
+        stream then carries the Jacobian of the thinned network). ``"auto"``:
+        0.3 with an input encoding (see ``encoding_bins``), else 0.1. The
+        value used is ``dropout_``.
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW) on the weight matrices.
     spectral_norm : bool, default=False
@@ -125,6 +127,20 @@ class CRClassifier(ClassifierMixin, BaseCR):
         Standardise features inside the network with the training mean and
         standard deviation. Jacobians are still reported with respect to the
         raw ``X``.
+    encoding_bins : int, "auto" or None, default="auto"
+        With an int (at least 2), every standardised column with more than two
+        distinct training values is encoded inside the network as ramps through
+        ``encoding_bins`` quantile bins of the training rows (as
+        :class:`PiecewiseLinearEncoder`), each ramp standardised; binary and
+        constant columns pass through. The bins are fitted by the fit that
+        builds the network and kept under ``warm_start`` and
+        :meth:`partial_fit`. DREG's stream then differentiates by the encoded
+        columns (the encoding acts as fixed features), while :meth:`jacobian`,
+        tau and the reliability signals stay with respect to ``X``. ``"auto"``:
+        4 bins when ``X`` has at most 100 columns, no encoding above (sentence
+        embeddings, for instance); the user guide's page on the defaults has
+        the measurements. ``None``: no encoding. The value used is
+        ``encoding_bins_``.
     n_threads : int, "auto" or None, default="auto"
         Torch threads used while fitting (restored afterwards), at most the
         CPUs the process may use (more are clamped, with a warning).
@@ -196,6 +212,14 @@ class CRClassifier(ClassifierMixin, BaseCR):
         Training mean of each feature (for :meth:`input_distance`).
     input_scale_ : ndarray of shape (n_features,)
         Training standard deviation of each feature (1 where constant).
+    n_encoded_features_ : int or None
+        Columns of the input encoding, which the first layer reads; ``None``
+        without an encoding.
+    encoding_bins_ : int or None
+        The bins per column the network was built with (``encoding_bins``
+        resolved).
+    dropout_ : float
+        The dropout rate the network was built with (``dropout`` resolved).
     input_distance_quantiles_ : ndarray of shape (101,)
         Percentiles 0..100 of the training samples' :meth:`input_distance`.
     net_ : skorch.NeuralNet
@@ -265,11 +289,12 @@ class CRClassifier(ClassifierMixin, BaseCR):
         n_iter_no_change=10,
         tol=1e-4,
         class_weight=None,
-        dropout=0.1,
+        dropout="auto",
         weight_decay=0.0,
         spectral_norm=False,
         igpen_lambda=0.0,
         standardize=True,
+        encoding_bins="auto",
         n_threads="auto",
         random_state=None,
         device="cpu",
@@ -299,6 +324,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
             spectral_norm=spectral_norm,
             igpen_lambda=igpen_lambda,
             standardize=standardize,
+            encoding_bins=encoding_bins,
             n_threads=n_threads,
             random_state=random_state,
             device=device,
@@ -390,14 +416,13 @@ class CRClassifier(ClassifierMixin, BaseCR):
         and callbacks are read from the current parameters at every call.
         Parameters that define the network (``architecture``,
         ``hidden_layer_sizes``, ``activation``, ``degree``, ``dropout``,
-        ``spectral_norm``, ``standardize``, ``device``) cannot change: a
-        ``ValueError`` names the one that did. The fitted summaries
-        (``gradient_norm_mean_``, ``gradient_norm_quantiles_``,
+        ``spectral_norm``, ``standardize``, ``encoding_bins``, ``device``)
+        cannot change: a ``ValueError`` names the one that did. The fitted
+        summaries (``gradient_norm_mean_``, ``gradient_norm_quantiles_``,
         ``input_mean_``, ``input_scale_``, ``input_distance_quantiles_``)
         describe every row passed to ``partial_fit`` since the last
-        :meth:`fit`: exact running feature moments, and quantiles computed
-        with the current network on a uniform sample of at most 2048 of
-        those rows.
+        :meth:`fit`: exact running feature moments, and quantiles computed with
+        the current network on a uniform sample of at most 2048 of those rows.
         """
         if not hasattr(self, "net_") and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit.")

@@ -14,6 +14,35 @@ from sklearn.utils.validation import (
 __all__ = ["PiecewiseLinearEncoder"]
 
 
+def quantile_edges(X, n_bins):
+    """The bin edges of each column of ``X``: its ``n_bins`` quantile bins.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite training rows.
+    n_bins : int
+        Quantile bins per column (at least 2).
+
+    Returns
+    -------
+    edges : list of (ndarray or None)
+        Per column, the strictly increasing edges (tied quantiles merged),
+        or ``None`` for a column with at most two distinct values or with a
+        single bin left: it passes through.
+    """
+    quantiles = np.linspace(0.0, 1.0, n_bins + 1)
+    edges = []
+    for column in np.asarray(X).T:
+        column_edges = None
+        if np.unique(column).size > 2:
+            column_edges = np.unique(np.quantile(column, quantiles))
+            if column_edges.size < 3:  # one bin left: nothing to encode
+                column_edges = None
+        edges.append(column_edges)
+    return edges
+
+
 class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     """Encode each numeric column as ramps through its quantile bins.
 
@@ -95,15 +124,7 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         X = validate_data(self, X, dtype=np.float64)
-        quantiles = np.linspace(0.0, 1.0, self.n_bins + 1)
-        self.edges_ = []
-        for column in X.T:
-            edges = None
-            if np.unique(column).size > 2:
-                edges = np.unique(np.quantile(column, quantiles))
-                if edges.size < 3:  # one bin left: nothing to encode
-                    edges = None
-            self.edges_.append(edges)
+        self.edges_ = quantile_edges(X, self.n_bins)
         self.n_features_out_ = sum(1 if e is None else e.size - 1 for e in self.edges_)
         return self
 

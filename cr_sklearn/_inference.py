@@ -61,7 +61,10 @@ class InferenceMixin:
             yield slice(start, start + size)
 
     def _max_width(self):
-        return max([*self._hidden_sizes(), self._n_outputs(), self.n_features_in_])
+        encoded = getattr(self, "n_encoded_features_", None) or 0
+        return max(
+            [*self._hidden_sizes(), self._n_outputs(), self.n_features_in_, encoded]
+        )
 
     def _forward(self, X):
         """Network output for validated ``X`` as float64 numpy, in chunks."""
@@ -74,6 +77,9 @@ class InferenceMixin:
         return check_finite_rows(out, "network output")
 
     def _jacobian(self, X, reduce=None):
+        """``d output / d X``; with ``reduce="norm"``, the per-sample norms
+        of the Jacobian with respect to the network's features (the encoded
+        columns, with an input encoding)."""
         module = self._inference_module
         n_out, d = self._n_outputs(), self.n_features_in_
         per_row = min(n_out, d) * self._max_width() * 2
@@ -81,9 +87,11 @@ class InferenceMixin:
         with _inference_context():
             for sl in self._chunks(X.shape[0], per_row):
                 xb = torch.tensor(X[sl], device=self.device_)
-                jac = module.input_jacobian(xb)
                 if reduce == "norm":
+                    jac = module.feature_jacobian(xb)
                     jac = torch.linalg.vector_norm(jac, dim=(1, 2))
+                else:
+                    jac = module.input_jacobian(xb)
                 jac = jac.cpu().numpy()
                 if result is None:
                     result = np.empty((X.shape[0], *jac.shape[1:]))
@@ -111,7 +119,17 @@ class InferenceMixin:
         return self._jacobian(self._check_X(X))
 
     def input_gradient_norms(self, X):
-        """Per-sample Frobenius norm of :meth:`jacobian`.
+        """Per-sample Frobenius norm of the network's input gradient.
+
+        Without an input encoding, the norm of :meth:`jacobian`. With one
+        (``encoding_bins``), the norm of the Jacobian with respect to the
+        encoded columns the first layer reads, the space DREG smooths: the
+        derivative with respect to ``X`` passes through the ramps' slopes,
+        which are steepest where quantile bins are narrow, that is where the
+        training data are dense, and it would rank the best-supported
+        predictions as the most sensitive. These norms make tau,
+        :meth:`input_sensitivity` and the fitted ``gradient_norm_*``
+        summaries.
 
         Parameters
         ----------
@@ -121,7 +139,8 @@ class InferenceMixin:
         Returns
         -------
         norms : ndarray of shape (n_samples,)
-            ``||d f(x) / d x||_F`` for each sample.
+            ``||d f(x) / d x||_F`` for each sample, ``x`` being the encoded
+            columns with an input encoding.
         """
         return self._jacobian(self._check_X(X), reduce="norm")
 

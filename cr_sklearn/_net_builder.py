@@ -1,8 +1,12 @@
 """Building the skorch net of a CR estimator from its parameters (private)."""
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 from skorch.callbacks import PassthroughScoring
 
+from ._encoding import quantile_edges
 from ._training import (
     _BatchLoader,
     _CRNet,
@@ -12,7 +16,7 @@ from ._training import (
     _ValidScore,
 )
 from ._training_output import EpochProgressBar, TrainingOutput
-from .nn import ARCHITECTURES
+from .nn import ARCHITECTURES, PiecewiseLinearEncoding
 
 __all__ = []
 
@@ -27,8 +31,46 @@ _NETWORK_PARAMS = (
     "dropout",
     "spectral_norm",
     "standardize",
+    "encoding_bins",
     "device",
 )
+
+# Training rows per chunk when the ramps' means and scales are computed.
+_RAMP_STATS_ROWS = 4096
+
+
+@dataclass
+class _InputTransform:
+    """The standardisation and the encoding fitted on the training rows."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    edges: list = None
+    ramp_mean: np.ndarray = None
+    ramp_scale: np.ndarray = None
+
+
+def _representable(edges):
+    """``edges`` as the float32 network holds them, or ``None`` (a copy).
+
+    A column whose bins collapse or whose ``1 / width`` overflows in float32
+    (a column of tiny spread) passes through instead.
+    """
+    if edges is None:
+        return None
+    edges = np.unique(edges.astype(np.float32))
+    with np.errstate(divide="ignore", over="ignore"):
+        inverse = (1.0 / np.diff(edges)).astype(np.float32)
+    if edges.size < 3 or not np.isfinite(inverse).all():
+        return None
+    return edges.astype(np.float64)
+
+
+def _positive_scale(scale):
+    # Constant columns, and scales that underflow in float32, keep scale 1.
+    scale = np.array(scale, dtype=np.float64)
+    scale[~(scale >= np.finfo(np.float32).tiny)] = 1.0
+    return scale
 
 
 def _silent(*args, **kwargs):
@@ -38,22 +80,91 @@ def _silent(*args, **kwargs):
 class NetBuilderMixin:
     """The torch module, the callbacks and the skorch net of the current parameters.
 
+    With an encoding (``encoding_bins``) the DREG stream differentiates by the encoded
+    columns (``_encoding_stream_space``): the encoding acts as fixed features,
+    as :class:`~cr_sklearn.PiecewiseLinearEncoder` before the network would,
+    while :meth:`jacobian` and the summaries stay with respect to ``X``.
+
     Needs the estimator's parameters, ``_n_outputs()``, ``_make_criterion()``,
     ``_validation_score``, ``_output_bias``, ``_objective(n_features)``,
     ``_hidden_sizes()``, ``_learning_rate()`` and ``_batch_size_``.
     """
 
+    _encoding_stream_space = "encoded"
+
     def _make_module(self, n_features):
-        """Build the torch module for ``self.architecture``."""
+        """Build the torch module for ``self.architecture``.
+
+        Reads the resolved ``encoding_bins_`` and ``dropout_``; with an
+        encoding, the module has ``n_encoded_features_`` encoded columns (set
+        by :meth:`_fit_inputs`).
+        """
+        encoded = None
+        if self.encoding_bins_ is not None:
+            encoded = getattr(self, "n_encoded_features_", None)
+            if encoded is None:
+                raise ValueError(
+                    "encoding_bins_ is set but n_encoded_features_ is missing."
+                )
         return ARCHITECTURES[self.architecture](
             n_features,
             self._n_outputs(),
             hidden_layer_sizes=self._hidden_sizes(),
             activation=self.activation,
             degree=self.degree,
-            dropout=self.dropout,
+            dropout=self.dropout_,
             spectral_norm=self.spectral_norm,
+            encoded_features=encoded,
+            stream_space=self._encoding_stream_space,
         )
+
+    def _fit_inputs(self, X):
+        """Fit the standardisation and the encoding on the training rows ``X``.
+
+        Sets ``n_encoded_features_``. The bins are quantiles of the
+        standardised columns, and each ramp is standardised with its training
+        mean and standard deviation, as a scaler after
+        :class:`~cr_sklearn.PiecewiseLinearEncoder` would.
+        """
+        d = X.shape[1]
+        mean, scale = np.zeros(d), np.ones(d)
+        if self.standardize:
+            mean = np.mean(X, axis=0, dtype=np.float64)
+            scale = _positive_scale(np.std(X, axis=0, dtype=np.float64))
+        transform = _InputTransform(mean, scale)
+        self.n_encoded_features_ = None
+        if self.encoding_bins_ is None:
+            return transform
+        H = (X - mean) / scale
+        edges = [_representable(e) for e in quantile_edges(H, self.encoding_bins_)]
+        encoding = PiecewiseLinearEncoding(d, PiecewiseLinearEncoding.size(edges))
+        encoding = encoding.double().set_edges(edges)
+        # Mean and variance of the ramps in chunks: bounded temporaries.
+        total = np.zeros(encoding.n_encoded)
+        squares = np.zeros(encoding.n_encoded)
+        with torch.no_grad():
+            for start in range(0, len(H), _RAMP_STATS_ROWS):
+                ramps = encoding(torch.as_tensor(H[start : start + _RAMP_STATS_ROWS]))
+                total += ramps.sum(0).numpy()
+                squares += (ramps**2).sum(0).numpy()
+        ramp_mean = total / len(H)
+        variance = np.maximum(squares / len(H) - ramp_mean**2, 0.0)
+        copies = ~encoding.ramp.numpy()
+        ramp_mean[copies] = 0.0
+        ramp_scale = _positive_scale(np.sqrt(variance))
+        ramp_scale[copies] = 1.0
+        self.n_encoded_features_ = encoding.n_encoded
+        transform.edges = edges
+        transform.ramp_mean, transform.ramp_scale = ramp_mean, ramp_scale
+        return transform
+
+    def _set_inputs(self, module, transform):
+        """Install a fitted :class:`_InputTransform` in a fresh ``module``."""
+        if self.standardize:
+            module.set_input_scaling(transform.mean, transform.scale)
+        if transform.edges is not None:
+            module.encoding.set_edges(transform.edges)
+            module.encoding.set_ramp_scaling(transform.ramp_mean, transform.ramp_scale)
 
     def _initialize_output(self, module, y_codes):
         """Start training from the prior: zero output weights, prior bias.
@@ -142,7 +253,8 @@ class NetBuilderMixin:
             callbacks=self._callbacks(quiet),
             device=self.device_,
             verbose=verbose,
-            objective=self._objective(n_features),
+            # The stream's directions count the columns it differentiates by.
+            objective=self._objective(module.stream_width),
             # skorch formats its epoch table even when silent: drop it then.
             **({} if verbose else {"callbacks__print_log": None}),
         )
@@ -185,7 +297,8 @@ class NetBuilderMixin:
         """The parameters that define the built network, as plain values."""
         params = {name: getattr(self, name) for name in _NETWORK_PARAMS}
         params["hidden_layer_sizes"] = tuple(self._hidden_sizes())
-        params["dropout"] = float(self.dropout)
+        if not isinstance(self.dropout, str):
+            params["dropout"] = float(self.dropout)
         return params
 
     def _check_network_params(self):

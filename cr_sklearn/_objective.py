@@ -35,8 +35,11 @@ class StreamPlan:
     directions: object = None
     rows: int | None = None
 
-    def sample(self, X):
+    def sample(self, X, width=None):
         """The rows and directions that carry the stream for the batch ``X``.
+
+        ``width``: the columns the stream differentiates by (the module's
+        ``stream_width``); ``X``'s columns when ``None``.
 
         Returns
         -------
@@ -57,8 +60,9 @@ class StreamPlan:
         if self.directions == "exact":
             return rows, "exact"
         n_rows = X.shape[0] if rows is None else rows.shape[0]
+        width = X.shape[1] if width is None else width
         directions = random_directions(
-            n_rows, X.shape[1], int(self.directions), dtype=X.dtype, device=X.device
+            n_rows, width, int(self.directions), dtype=X.dtype, device=X.device
         )
         return rows, directions
 
@@ -112,7 +116,7 @@ class TrainingObjective:
         penalty = self.penalty
         if self.igpen_lambda > 0:
             X = X.detach().requires_grad_(True)
-        rows, directions = self.stream.sample(X)
+        rows, directions = self.stream.sample(X, module.stream_width)
         result = module.forward_stream(
             X, directions, derivatives=penalty is not None, rows=rows
         )

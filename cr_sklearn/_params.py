@@ -29,6 +29,18 @@ _AUTO_THREADS_MIN_MACS = 16_000_000
 _AUTO_THREADS_MAX = 4
 
 
+# encoding_bins="auto": the piecewise-linear encoding with 4 bins, chosen on
+# the benchmark suite's tuning half, whose widest table has 91 columns; wider
+# inputs (sentence embeddings have 384 and more) stay unencoded: the encoding
+# was not tuned there, and the first layer's inputs grow with bins x columns.
+_AUTO_ENCODING_BINS = 4
+_AUTO_ENCODING_MAX_FEATURES = 100
+# dropout="auto": chosen on the tuning half with the encoding; without it,
+# the rate the earlier defaults were tuned with (benchmarks/tune_defaults.py).
+_AUTO_DROPOUT_ENCODED = 0.3
+_AUTO_DROPOUT = 0.1
+
+
 class ResolvedParamsMixin:
     """Resolve the estimator's parameters for a fit on given data."""
 
@@ -68,6 +80,21 @@ class ResolvedParamsMixin:
                     f"of ints >= 1, got {sizes!r:.80}."
                 )
         return [int(size) for size in entries]
+
+    def _resolve_network(self, n_features):
+        """``(encoding_bins_, dropout_)``: the ``"auto"`` values for this data.
+
+        ``encoding_bins="auto"`` encodes with 4 bins up to 100 input columns
+        and not above; ``dropout="auto"`` is 0.3 with an encoding, else 0.1.
+        """
+        bins = self.encoding_bins
+        if bins == "auto":
+            encode = n_features <= _AUTO_ENCODING_MAX_FEATURES
+            bins = _AUTO_ENCODING_BINS if encode else None
+        dropout = self.dropout
+        if dropout == "auto":
+            dropout = _AUTO_DROPOUT if bins is None else _AUTO_DROPOUT_ENCODED
+        return (None if bins is None else int(bins)), float(dropout)
 
     def _stream_mode(self, n_features):
         if self.n_projections == "exact":

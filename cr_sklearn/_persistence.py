@@ -357,8 +357,14 @@ _OPTIONAL_ATTRIBUTES = frozenset(
         "early_stopping_",
         "max_iter_",
         "cv_validation_loss_",
+        "n_encoded_features_",
+        "encoding_bins_",
+        "dropout_",
     }
 )
+# Parameters added after files were written: a file without one loads with
+# the value that reproduces the behaviour of the version that wrote it.
+_PARAMS_ADDED = {"encoding_bins": None}
 _EARLY_STOPPING_MODES = ("off", "hold-out", "cv")
 _ORDINAL_ATTRIBUTES = frozenset({"cutpoints_", "_init_cutpoints"})
 
@@ -445,6 +451,21 @@ def _check_attributes(cls, raw, name):
         and cv_loss.ndim == 1
     ):
         raise bad(name, "cv_validation_loss_ must be None or a 1-d float array")
+    if a.get("encoding_bins_") is not None:
+        a["encoding_bins_"] = _check_int(
+            a["encoding_bins_"], "encoding_bins_", name, low=2, high=2**31 - 1
+        )
+    if "dropout_" in a:
+        dropout = a["dropout_"] = _check_float(a["dropout_"], "dropout_", name)
+        if not 0 <= dropout < 1:
+            raise bad(name, "dropout_ must lie in [0, 1)")
+    encoded = a.get("n_encoded_features_")
+    if encoded is not None:
+        # Every column is copied once or split into at most its bins: more
+        # columns than that cannot come from a fit.
+        a["n_encoded_features_"] = _check_int(
+            encoded, "n_encoded_features_", name, low=1, high=2**31 - 1
+        )
     if cls is CROrdinalRegressor:
         k = len(classes) - 1
         cut = a["cutpoints_"] = _float_vector(a["cutpoints_"], k, "cutpoints_", name)
@@ -491,6 +512,8 @@ def _check_params(cls, raw, name):
     params = {k: decode(v, name) for k, v in raw.items()}
     estimator = cls()
     valid = set(estimator.get_params(deep=False))
+    for key, value in _PARAMS_ADDED.items():
+        params.setdefault(key, value)
     if set(params) != valid:
         raise ValueError(
             f"{name!r} has parameters that do not match "
@@ -567,8 +590,58 @@ def _load_tensors(net, table, data, name):
         getattr(net, part + "_").load_state_dict(given, strict=True)
 
 
+def _resolved_network_params(estimator, name):
+    """Set ``encoding_bins_`` and ``dropout_``; check they describe one network.
+
+    A file from before these attributes existed has neither and no ``"auto"``
+    values: the parameters are the resolved values. The encoding's width must
+    be one a fit can make: each column copied once or split into at most
+    ``encoding_bins_`` ramps.
+    """
+    for param in ("encoding_bins", "dropout"):
+        attribute = param + "_"
+        value = getattr(estimator, param)
+        if hasattr(estimator, attribute):
+            fixed = value != "auto"
+            if fixed and getattr(estimator, attribute) != value:
+                raise bad(name, f"{attribute} differs from {param}={value!r}")
+        elif value == "auto":
+            raise bad(name, f"{param}='auto' without {attribute}")
+        else:
+            setattr(estimator, attribute, value)
+    bins = estimator.encoding_bins_
+    encoded = getattr(estimator, "n_encoded_features_", None)
+    if (bins is None) != (encoded is None):
+        raise bad(name, "encoding_bins_ and n_encoded_features_ disagree")
+    d = estimator.n_features_in_
+    if bins is not None and not d <= encoded <= d * bins:
+        raise bad(
+            name,
+            f"n_encoded_features_ must lie between n_features_in_ ({d}) and "
+            f"n_features_in_ * encoding_bins_ ({d * bins})",
+        )
+
+
+def _check_encoding(module, name):
+    """The loaded encoding reads existing columns, in order, with real bins."""
+    encoding = module.encoding
+    if encoding is None:
+        return
+    with torch.no_grad():
+        source = encoding.source
+        if source.numel() and not (
+            int(source.min()) >= 0 and int(source.max()) < encoding.n_features
+        ):
+            raise bad(name, "its encoding reads columns the input does not have")
+        if not bool((source[1:] >= source[:-1]).all()):
+            raise bad(name, "its encoding's columns are not in input order")
+        if not bool((encoding.inv_width > 0).all() & (encoding.ramp_gain > 0).all()):
+            raise bad(name, "its encoding has bins of non-positive width or scale")
+
+
 def _check_loaded(estimator, name):
-    """Invariants that need the loaded network: the ordinal cut-points."""
+    """Invariants that need the loaded network: encoding and cut-points."""
+    _check_encoding(estimator.net_.module_, name)
     if isinstance(estimator, CROrdinalRegressor):
         with torch.no_grad():
             cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
@@ -598,7 +671,9 @@ def load_model(path, *, device="cpu"):
       feature), and a history of one row per epoch;
     - the tensors: exactly the names, shapes and dtypes of the network the
       parameters and attributes describe (worked out without allocating
-      it), all finite. Only then is the network built and loaded.
+      it), all finite. Only then is the network built and loaded; an input
+      encoding (``encoding_bins_``) must read existing columns, in order,
+      through bins of positive width and scale.
 
     Parameters
     ----------
@@ -693,6 +768,7 @@ def load_model(path, *, device="cpu"):
     except (TypeError, ValueError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
     estimator.device_ = resolve_device(device)
+    _resolved_network_params(estimator, name)
 
     _check_table(table, _expected_tensors(estimator, table, name), name)
     try:

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from conftest import FAST
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -19,6 +20,19 @@ from sklearn.svm import SVC
 from skorch.callbacks import Callback
 
 from cr_sklearn import CRClassifier
+
+
+def _feature_gradient_norms(clf, X):
+    """Norms of the Jacobian with respect to the features the network reads.
+
+    The encoded columns with an input encoding (the defaults encode tables),
+    otherwise ``X``, where they are the norms of :meth:`jacobian`.
+    """
+    if clf.n_encoded_features_ is None:
+        return np.linalg.norm(clf.jacobian(X), axis=(1, 2))
+    with torch.no_grad():
+        jac = clf._inference_module.feature_jacobian(torch.as_tensor(X))
+    return torch.linalg.vector_norm(jac, dim=(1, 2)).numpy()
 
 
 def _finite_difference_jacobian(decision, X, step=1e-5):
@@ -65,12 +79,16 @@ def test_binary_outputs(fitted_pima, pima):
 
 def test_binary_jacobian_equals_finite_differences(fitted_pima, pima):
     clf, X = fitted_pima, pima[0][:6]
+    # Off the data: Pima's integer values sit on the encoding's quantile edges,
+    # kinks where central differences and the Jacobian (the mean of the
+    # one-sided derivatives) agree only to the rounding of the edges.
+    X = X + 0.01 * X.std(axis=0) * np.random.RandomState(0).normal(size=X.shape)
     jac = clf.jacobian(X)
     assert jac.shape == (6, 1, 8)
     expected = _finite_difference_jacobian(clf.decision_function, X)
     np.testing.assert_allclose(jac, expected, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(
-        clf.input_gradient_norms(X), np.linalg.norm(jac, axis=(1, 2)), rtol=1e-12
+        clf.input_gradient_norms(X), _feature_gradient_norms(clf, X), rtol=1e-12
     )
 
 
@@ -98,7 +116,7 @@ def test_multiclass_jacobian_equals_finite_differences(fitted_multiclass):
     expected = _finite_difference_jacobian(clf.decision_function, X)
     np.testing.assert_allclose(jac, expected, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(
-        clf.input_gradient_norms(X), np.linalg.norm(jac, axis=(1, 2)), rtol=1e-12
+        clf.input_gradient_norms(X), _feature_gradient_norms(clf, X), rtol=1e-12
     )
 
 

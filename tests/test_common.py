@@ -28,6 +28,7 @@ def _estimators():
     residual = {**CHECKED, "hidden_layer_sizes": (16, 16), "architecture": "residual"}
     return [
         CRClassifier(**CHECKED),
+        CRClassifier(**{**CHECKED, "encoding_bins": 3}),
         CRClassifier(**residual),
         DepthGrowth(
             CRClassifier(**{**residual, "hidden_layer_sizes": (16,)}),

@@ -25,13 +25,24 @@ D, OUTPUTS = 3, 2
 EDGES = [np.array([-1.0, 0.0, 0.5, 1.5]), None, np.array([-0.5, 0.2, 1.0])]
 
 
-def _network(cls, seed=0):
+def _network(cls, seed=0, stream_space="input"):
     torch.manual_seed(seed)
     n_encoded = PiecewiseLinearEncoding.size(EDGES)
-    net = cls(D, OUTPUTS, hidden_layer_sizes=(5, 4), encoded_features=n_encoded)
+    net = cls(
+        D,
+        OUTPUTS,
+        hidden_layer_sizes=(5, 4),
+        encoded_features=n_encoded,
+        stream_space=stream_space,
+    )
     net = net.double()
     net.encoding.set_edges(EDGES)
     gen = torch.Generator().manual_seed(seed)
+    # Standardised ramps, as the estimators fit them (copies ignore these).
+    net.encoding.set_ramp_scaling(
+        torch.rand(n_encoded, generator=gen).double(),
+        0.2 + torch.rand(n_encoded, generator=gen).double(),
+    )
     with torch.no_grad():
         for p in net.parameters():
             p.copy_(0.5 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
@@ -61,9 +72,53 @@ def test_values_are_the_transformers_ramps():
     np.testing.assert_allclose(out.numpy(), encoder.transform(X_new), atol=1e-12)
 
 
-def test_slope_is_the_derivative_of_the_values():
+def test_ramp_scaling_standardises_the_ramps_only():
+    n_encoded = PiecewiseLinearEncoding.size(EDGES)
+    encoding = PiecewiseLinearEncoding(D, n_encoded).double().set_edges(EDGES)
+    h = _inputs()
+    plain = encoding(h)
+    mean, scale = torch.linspace(0.1, 0.6, n_encoded), torch.linspace(0.5, 2, n_encoded)
+    scaled = encoding.set_ramp_scaling(mean, scale)(h)
+    ramp = encoding.ramp
+    expected = (plain[:, ramp] - mean[ramp].double()) / scale[ramp].double()
+    torch.testing.assert_close(scaled[:, ramp], expected)
+    torch.testing.assert_close(scaled[:, ~ramp], h[:, [1]])
+    with pytest.raises(ValueError, match="entries"):
+        encoding.set_ramp_scaling(mean[:-1], scale)
+    with pytest.raises(ValueError, match="positive"):
+        encoding.set_ramp_scaling(mean, 0 * scale)
+    with pytest.raises(ValueError, match="finite"):
+        encoding.set_ramp_scaling(mean * np.nan, scale)
+
+
+def test_on_an_edge_the_slope_is_the_mean_of_the_one_sided_ones():
     encoding = PiecewiseLinearEncoding(D, PiecewiseLinearEncoding.size(EDGES)).double()
     encoding.set_edges(EDGES)
+    # Column 0 on its inner edge 0.0 (between bins 0 and 1) and, within the
+    # tolerance, on its top edge 1.5; column 2 on its bottom edge -0.5.
+    h = torch.tensor([[0.0, 0.3, -0.5], [1.5 + 1e-7, 0.3, 0.6]], dtype=torch.float64)
+    _, slope = encoding.forward_and_slope(h)
+    column0 = slope[:, :3] / encoding.inv_width[:3]
+    torch.testing.assert_close(column0[0], torch.tensor([0.5, 0.5, 0.0]).double())
+    torch.testing.assert_close(column0[1], torch.tensor([0.0, 0.0, 0.5]).double())
+    torch.testing.assert_close(
+        slope[0, 4:] / encoding.inv_width[4:], torch.tensor([0.5, 0.0]).double()
+    )
+
+    def column_slope(x, side):
+        shifted = h[:1].clone()
+        shifted[0, 0] = x + side * 1e-9
+        return (encoding(shifted)[0, :3] - encoding(h[:1])[0, :3]) / (side * 1e-9)
+
+    left, right = column_slope(0.0, -1), column_slope(0.0, 1)
+    torch.testing.assert_close(slope[0, :3], (left + right) / 2, rtol=1e-5, atol=1e-5)
+
+
+def test_slope_is_the_derivative_of_the_values():
+    n_encoded = PiecewiseLinearEncoding.size(EDGES)
+    encoding = PiecewiseLinearEncoding(D, n_encoded).double()
+    encoding.set_edges(EDGES)
+    encoding.set_ramp_scaling(torch.full((n_encoded,), 0.3), torch.arange(1, 7) / 4)
     h = _inputs()
     _, slope = encoding.forward_and_slope(h)
     expected = vmap(jacfwd(encoding))(h)  # (batch, n_encoded, D)
@@ -79,6 +134,8 @@ def test_jacobians_are_with_respect_to_the_raw_input(cls):
         jac = net.input_jacobian(x, mode=mode)
         assert jac.shape == (len(x), OUTPUTS, D)
         torch.testing.assert_close(jac, expected, rtol=1e-10, atol=1e-12)
+        # With the stream in the input's space, the features are the input.
+        torch.testing.assert_close(net.feature_jacobian(x, mode=mode), jac)
 
 
 @pytest.mark.parametrize("cls", NETWORKS)
@@ -100,6 +157,43 @@ def test_stream_carries_directions_and_row_subsets_of_the_raw_input(cls):
     rows = torch.tensor([0, 4, 7])
     subset = net.forward_stream(x, "exact", rows=rows).jacobians[-1]
     torch.testing.assert_close(subset, exact[rows])
+
+
+@pytest.mark.parametrize("cls", NETWORKS)
+def test_the_stream_can_differentiate_by_the_encoded_columns(cls):
+    net = _network(cls, stream_space="encoded")
+    assert net.stream_width == net.input_width == PiecewiseLinearEncoding.size(EDGES)
+    x = _inputs()
+    encoded = net.encoding(net._standardise(x))
+    # The same network as a function of the encoded columns.
+    twin = _network(cls)
+    twin.encoding = None
+
+    def of_encoded(ei):
+        return twin._stream_pass(
+            ei.unsqueeze(0), None, exact=False, derivatives=False, rows=None
+        )[0][0]
+
+    expected = vmap(jacfwd(of_encoded))(encoded)
+    res = net.forward_stream(x, "exact")
+    assert res.n_directions == net.input_width
+    torch.testing.assert_close(res.jacobians[-1], expected, rtol=1e-10, atol=1e-12)
+    directions = torch.randn(len(x), 2, net.input_width, dtype=torch.float64)
+    projected = net.forward_stream(x, directions).jacobians[-1]
+    torch.testing.assert_close(projected, expected @ directions.transpose(1, 2))
+    assert net.forward_stream(x, 3).n_directions == 3
+    for mode in ["forward", "reverse"]:
+        torch.testing.assert_close(
+            net.feature_jacobian(x, mode=mode), expected, rtol=1e-10, atol=1e-12
+        )
+    # input_jacobian stays with respect to the raw input in both modes.
+    raw = vmap(jacfwd(lambda xi: net(xi.unsqueeze(0))[0]))(x)
+    for mode in ["forward", "reverse"]:
+        torch.testing.assert_close(
+            net.input_jacobian(x, mode=mode), raw, rtol=1e-10, atol=1e-12
+        )
+    with pytest.raises(ValueError, match="stream_space"):
+        cls(D, OUTPUTS, hidden_layer_sizes=(5,), stream_space="raw")
 
 
 class _Stream(torch.nn.Module):

@@ -80,17 +80,23 @@ def _attr(key, value):
 
 @pytest.fixture(scope="module")
 def models(multiclass_data, ordinal_data):
-    """Saved bytes of a classifier (string labels) and an ordinal model."""
+    """Saved bytes of a classifier (string labels), an ordinal model and an
+    encoded classifier (``encoding_bins``)."""
     X, y = multiclass_data
     clf = CRClassifier(**FAST).fit(X, y)
     Xo, yo = ordinal_data
     reg = CROrdinalRegressor(**{**FAST, "early_stopping": True}).fit(Xo, yo)
+    encoded = CRClassifier(**{**FAST, "encoding_bins": 3}).fit(X, y)
     blobs = {}
-    for name, est in (("clf", clf), ("ordinal", reg)):
+    for name, est in (("clf", clf), ("ordinal", reg), ("encoded", encoded)):
         buffer = io.BytesIO()
         save_model(est, buffer)
         blobs[name] = buffer.getvalue()
-    return _Saved(clf=(clf, blobs["clf"], X), ordinal=(reg, blobs["ordinal"], Xo))
+    return _Saved(
+        clf=(clf, blobs["clf"], X),
+        ordinal=(reg, blobs["ordinal"], Xo),
+        encoded=(encoded, blobs["encoded"], X),
+    )
 
 
 class _Saved(dict):
@@ -311,6 +317,131 @@ def test_forged_parameters_are_rejected(models, edit, match):
         _load(_forge(blob, edit))
 
 
+# -- the input encoding ---------------------------------------------------------
+def _tensor(key, values):
+    """Overwrite tensor ``key``'s bytes with ``values`` (same dtype and size)."""
+
+    def edit(blob):
+        payload, table, data = _parts(blob)
+        start, end = table[key]["data_offsets"]
+        dtype = {"I64": "<i8", "F32": "<f4", "F64": "<f8"}[table[key]["dtype"]]
+        raw = np.asarray(values, dtype=dtype).tobytes()
+        assert len(raw) == end - start
+        return _assemble(payload, table, data[:start] + raw + data[end:])
+
+    return edit
+
+
+def _encoding_tensor(models, key, change):
+    """The encoded model's tensor ``module.encoding.<key>``, changed."""
+    clf, _, _ = models["encoded"]
+    values = getattr(clf.net_.module_.encoding, key).numpy().copy()
+    change(values)
+    return _tensor(f"module.encoding.{key}", values)
+
+
+ENCODING_FORGERIES = {
+    "bins-without-width": (
+        lambda m: lambda b: _forge(b, _attr("n_encoded_features_", None)),
+        "disagree",
+    ),
+    "width-without-bins": (
+        lambda m: (
+            lambda b: _forge(
+                b,
+                lambda p: (
+                    p["params"].update(encoding_bins="auto"),
+                    _attr("encoding_bins_", None)(p),
+                ),
+            )
+        ),
+        "disagree",
+    ),
+    "resolved-bins-not-the-parameter": (
+        lambda m: lambda b: _forge(b, _param("encoding_bins", None)),
+        "differs from encoding_bins",
+    ),
+    "resolved-dropout-not-the-parameter": (
+        lambda m: lambda b: _forge(b, _param("dropout", 0.5)),
+        "differs from dropout",
+    ),
+    "auto-without-resolved-value": (
+        lambda m: (
+            lambda b: _forge(
+                b,
+                lambda p: (
+                    p["params"].update(dropout="auto"),
+                    p["attributes"].pop("dropout_"),
+                ),
+            )
+        ),
+        "without dropout_",
+    ),
+    "dropout-out-of-range": (
+        lambda m: (
+            lambda b: _forge(
+                b,
+                lambda p: (
+                    p["params"].update(dropout="auto"),
+                    _attr("dropout_", 1.0)(p),
+                ),
+            )
+        ),
+        r"dropout_ must lie in \[0, 1\)",
+    ),
+    "width-beyond-the-bins": (
+        lambda m: lambda b: _forge(b, _attr("n_encoded_features_", 10**6)),
+        "between n_features_in_",
+    ),
+    "reads-a-missing-column": (
+        lambda m: _encoding_tensor(m, "source", lambda v: v.__setitem__(-1, 99)),
+        "columns the input does not have",
+    ),
+    "reads-a-negative-column": (
+        lambda m: _encoding_tensor(m, "source", lambda v: v.__setitem__(0, -1)),
+        "columns the input does not have",
+    ),
+    "columns-out-of-order": (
+        lambda m: _encoding_tensor(m, "source", lambda v: v.__setitem__(0, 3)),
+        "not in input order",
+    ),
+    "negative-bin-width": (
+        lambda m: _encoding_tensor(m, "inv_width", lambda v: v.__setitem__(0, -1.0)),
+        "non-positive width",
+    ),
+    "zero-ramp-scale": (
+        lambda m: _encoding_tensor(m, "ramp_gain", lambda v: v.__setitem__(0, 0.0)),
+        "non-positive width or scale",
+    ),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(ENCODING_FORGERIES))
+def test_forged_encodings_are_rejected(models, forgery):
+    _, blob, _ = models["encoded"]
+    make, match = ENCODING_FORGERIES[forgery]
+    with pytest.raises(ValueError, match=match):
+        _load(make(models)(blob))
+
+
+def test_a_file_from_before_encoding_bins_loads_without_encoding(multiclass_data):
+    X, y = multiclass_data
+    clf = CRClassifier(**{**FAST, "encoding_bins": None, "dropout": 0.1}).fit(X, y)
+    buffer = io.BytesIO()
+    save_model(clf, buffer)
+
+    def older(payload):
+        # What a file written before encoding_bins existed holds.
+        payload["params"].pop("encoding_bins")
+        for key in ("encoding_bins_", "dropout_", "n_encoded_features_"):
+            payload["attributes"].pop(key)
+
+    loaded = _load(_forge(buffer.getvalue(), older))
+    assert loaded.encoding_bins is None and loaded.module_.encoding is None
+    assert (loaded.encoding_bins_, loaded.dropout_) == (None, 0.1)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
 # -- permissions (item 6) ------------------------------------------------------
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
@@ -503,6 +634,12 @@ def _assert_like_a_save_model_output(model, X):
         assert (np.diff(cut) > 0).all()
     assert model.module_.n_outputs == expected_outputs
     d = model.n_features_in_
+    encoding = model.module_.encoding
+    assert (encoding is None) == (model.encoding_bins is None)
+    if encoding is not None:
+        assert encoding.n_encoded == model.n_encoded_features_
+        assert 0 <= int(encoding.source.min()) <= int(encoding.source.max()) < d
+        assert (encoding.inv_width > 0).all() and (encoding.ramp_gain > 0).all()
     assert model.input_mean_.shape == (d,) and np.isfinite(model.input_mean_).all()
     assert model.input_scale_.shape == (d,) and (model.input_scale_ > 0).all()
     for q in (model.gradient_norm_quantiles_, model.input_distance_quantiles_):

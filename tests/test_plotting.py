@@ -62,8 +62,7 @@ def test_activation_curves_are_the_learned_polynomials(two_layer, pima):
     np.testing.assert_allclose(display.values[0], expected, rtol=1e-4, atol=1e-4)
     # The range is the one the data produced in the first layer.
     module = two_layer._inference_module
-    Xs = (torch.as_tensor(X) - module.input_mean) / module.input_scale
-    z = module.hidden[0](Xs).numpy()
+    z = module.hidden[0](module._inputs(torch.as_tensor(X))).numpy()
     np.testing.assert_allclose(grid[0], z.min(0), atol=1e-3)
     np.testing.assert_allclose(grid[-1], z.max(0), atol=1e-3)
 

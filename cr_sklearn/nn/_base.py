@@ -101,6 +101,14 @@ class BaseCRNetwork(nn.Module):
         that many columns follows the standardisation (its bins set with
         ``network.encoding.set_edges``) and the first layer reads its
         columns; the Jacobians stay with respect to the network's input.
+    stream_space : {"input", "encoded"}, default="input"
+        With an encoding, what the Jacobian stream differentiates by:
+        ``"input"``, the (standardised) network input, the stream starting
+        from the encoding's Jacobian; ``"encoded"``, the encoded columns the
+        first layer reads, the stream starting from the identity (the
+        encoding then acts as fixed features, as a transformer before the
+        network would). :meth:`input_jacobian` is with respect to the raw
+        input either way.
 
     Attributes
     ----------
@@ -108,6 +116,9 @@ class BaseCRNetwork(nn.Module):
         The input encoding, if any.
     input_width : int
         Columns the first layer reads: ``encoded_features`` or ``n_features``.
+    stream_width : int
+        Columns the stream differentiates by: ``input_width`` with
+        ``stream_space="encoded"`` and an encoding, else ``n_features``.
     no_decay_patterns : tuple of str
         :func:`fnmatch.fnmatch` patterns of the parameter names that take no
         weight decay (biases, polynomial coefficients, normalisation gains):
@@ -125,8 +136,20 @@ class BaseCRNetwork(nn.Module):
 
     no_decay_patterns = ("*bias", "*coefficients", "*norm.gain")
 
-    def __init__(self, n_features, n_outputs, dropout=0.0, encoded_features=None):
+    def __init__(
+        self,
+        n_features,
+        n_outputs,
+        dropout=0.0,
+        encoded_features=None,
+        stream_space="input",
+    ):
         super().__init__()
+        if stream_space not in ("input", "encoded"):
+            raise ValueError(
+                f"stream_space must be 'input' or 'encoded', got {stream_space!r}."
+            )
+        self.stream_space = stream_space
         self.n_features = int(n_features)
         self.n_outputs = int(n_outputs)
         self.dropout = float(dropout)
@@ -142,6 +165,15 @@ class BaseCRNetwork(nn.Module):
     def input_width(self):
         """Columns the first layer reads (the encoding's, if any)."""
         return self.n_features if self.encoding is None else self.encoding.n_encoded
+
+    @property
+    def stream_width(self):
+        """Columns the stream differentiates by (see ``stream_space``)."""
+        return self.input_width if self._stream_encoded else self.n_features
+
+    @property
+    def _stream_encoded(self):
+        return self.encoding is not None and self.stream_space == "encoded"
 
     def set_input_scaling(self, mean, scale):
         """Set the standardisation ``(x - mean) / scale`` applied to inputs.
@@ -187,13 +219,15 @@ class BaseCRNetwork(nn.Module):
         x : torch.Tensor of shape (batch, n_features)
             Raw input.
         directions : {None, "exact"}, int or torch.Tensor, default=None
-            What the Jacobian stream carries. ``None``: no stream.
-            ``"exact"``: the full Jacobian (``n_features`` directions, the
+            What the Jacobian stream carries, in the columns it differentiates
+            by (``stream_width`` of them: the input's, or the encoded ones
+            with ``stream_space="encoded"``). ``None``: no stream.
+            ``"exact"``: the full Jacobian (``stream_width`` directions, the
             identity). An int ``k``: ``k`` random Rademacher directions per
             sample (:func:`random_directions`), scaled so that the expected
             squared Frobenius norm equals the exact one. A tensor of shape
-            ``(batch or 1, k, n_features)``: these directions (with ``rows``,
-            one per selected row, or 1).
+            ``(batch or 1, k, stream_width)``: these directions (with
+            ``rows``, one per selected row, or 1).
         derivatives : bool, default=True
             Keep ``phi'(z_l)`` of every activated layer (needed by the local
             penalty).
@@ -208,7 +242,17 @@ class BaseCRNetwork(nn.Module):
         StreamOutput
             Output, derivatives, weights and (optionally) Jacobians.
         """
+        return self._forward_stream(
+            x, directions, derivatives=derivatives, rows=rows, encoded=None
+        )
+
+    def _forward_stream(self, x, directions, *, derivatives, rows, encoded):
+        # ``encoded``: differentiate by the encoded columns (None: as
+        # ``stream_space`` says); input_jacobian asks for the input's.
+        encoded = self._stream_encoded if encoded is None else encoded
         h = self._standardise(x)
+        if encoded:
+            h = self.encoding(h)  # fixed features: the stream starts after them
         exact = isinstance(directions, str)
         if exact and directions != "exact":
             raise ValueError(
@@ -222,13 +266,13 @@ class BaseCRNetwork(nn.Module):
         ):
             directions = random_directions(
                 h.shape[0] if rows is None else rows.shape[0],
-                self.n_features,
+                h.shape[-1],
                 int(directions),
                 dtype=h.dtype,
                 device=h.device,
             )
         stream_exact = exact
-        if self.encoding is not None:
+        if self.encoding is not None and not encoded:
             # The stream starts from the encoding's Jacobian applied to the
             # directions (for the exact stream, to the identity).
             h, slope = self.encoding.forward_and_slope(h)
@@ -244,7 +288,7 @@ class BaseCRNetwork(nn.Module):
             h, directions, exact=stream_exact, derivatives=derivatives, rows=rows
         )
         if exact:
-            n_directions = self.n_features
+            n_directions = h.shape[-1] if encoded else self.n_features
         else:
             n_directions = 0 if directions is None else directions.shape[1]
         return StreamOutput(
@@ -267,6 +311,38 @@ class BaseCRNetwork(nn.Module):
         """``d output / d standardised input`` by the transposed chain rule."""
         raise NotImplementedError
 
+    def feature_jacobian(self, x, *, mode="auto"):
+        """Jacobian of the output with respect to what the stream differentiates by.
+
+        With an encoding and ``stream_space="encoded"``, the encoded columns
+        the first layer reads (the space DREG smooths); otherwise the raw
+        input, as :meth:`input_jacobian`.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+        mode : {"auto", "forward", "reverse"}, default="auto"
+            As for :meth:`input_jacobian`.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_outputs, width)
+            The Jacobian, one matrix per sample; ``width`` is
+            ``stream_width`` with an encoded stream, else ``n_features``.
+        """
+        if not self._stream_encoded:
+            return self.input_jacobian(x, mode=mode)
+        if mode == "auto":
+            mode = "reverse" if self.n_outputs < self.input_width else "forward"
+        if mode == "forward":
+            return self._forward_stream(
+                x, "exact", derivatives=False, rows=None, encoded=True
+            ).jacobians[-1]
+        if mode == "reverse":
+            return self._reverse_jacobian(x)
+        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
+
     def input_jacobian(self, x, *, mode="auto"):
         """Jacobian of the output with respect to the raw input.
 
@@ -288,7 +364,9 @@ class BaseCRNetwork(nn.Module):
         if mode == "auto":
             mode = "reverse" if self.n_outputs < self.n_features else "forward"
         if mode == "forward":
-            jac = self.forward_stream(x, "exact", derivatives=False).jacobians[-1]
+            jac = self._forward_stream(
+                x, "exact", derivatives=False, rows=None, encoded=False
+            ).jacobians[-1]
         elif mode == "reverse":
             jac = self._reverse_jacobian(x)
             if self.encoding is not None:

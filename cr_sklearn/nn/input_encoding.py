@@ -1,17 +1,22 @@
 """Piecewise-linear encoding of the inputs, with its Jacobian for the stream.
 
-Each encoded column reads one input column ``j`` and is either a copy of it
-or a ramp through one bin ``[low, high]`` of it: 0 below, 1 above, linear
-inside. Inside a CR network the encoding follows the standardisation, so the
-Jacobians the stream carries, and the penalties on them, stay with respect to
-the network's input: the stream starts from the encoding's Jacobian instead of
-the identity.
+Each encoded column reads one input column ``j`` and is either a copy of it or
+a ramp through one bin ``[low, high]`` of it: 0 below, 1 above, linear inside,
+then optionally standardised (``(ramp - mean) / scale``). Inside a CR network
+the encoding follows the standardisation, so the Jacobians the stream carries,
+and the penalties on them, stay with respect to the network's input: the stream
+starts from the encoding's Jacobian instead of the identity.
 """
 
 import torch
 from torch import nn
 
 __all__ = ["PiecewiseLinearEncoding"]
+
+# Within this fraction of a bin's width of an edge, a ramp's derivative is
+# the mean of its one-sided derivatives. Integer-valued columns often sit on a
+# quantile edge exactly, and float rounding would pick a side at random.
+_EDGE_TOLERANCE = 1e-5
 
 
 class PiecewiseLinearEncoding(nn.Module):
@@ -32,6 +37,9 @@ class PiecewiseLinearEncoding(nn.Module):
         Each ramp's lower edge and ``1 / (high - low)`` (buffers).
     ramp : torch.Tensor of bool, shape (n_encoded,)
         Whether the column is a ramp (else a copy of its input; a buffer).
+    ramp_mean, ramp_gain : torch.Tensor of shape (n_encoded,)
+        Each ramp is output as ``(ramp - ramp_mean) * ramp_gain`` (buffers;
+        0 and 1 until :meth:`set_ramp_scaling`; unused by copies).
     """
 
     def __init__(self, n_features, n_encoded):
@@ -46,6 +54,8 @@ class PiecewiseLinearEncoding(nn.Module):
         self.register_buffer("low", torch.zeros(self.n_encoded))
         self.register_buffer("inv_width", torch.ones(self.n_encoded))
         self.register_buffer("ramp", torch.zeros(self.n_encoded, dtype=torch.bool))
+        self.register_buffer("ramp_mean", torch.zeros(self.n_encoded))
+        self.register_buffer("ramp_gain", torch.ones(self.n_encoded))
 
     @staticmethod
     def size(edges):
@@ -112,6 +122,36 @@ class PiecewiseLinearEncoding(nn.Module):
             self.ramp.copy_(torch.tensor(ramp))
         return self
 
+    def set_ramp_scaling(self, mean, scale):
+        """Standardise the ramps: output ``(ramp - mean) / scale``.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n_encoded,)
+            Subtracted from each ramp (ignored for copied columns).
+        scale : array-like of shape (n_encoded,)
+            Divides each centred ramp; positive and finite.
+
+        Returns
+        -------
+        self : PiecewiseLinearEncoding
+            With ``ramp_mean`` and ``ramp_gain`` set.
+        """
+        mean = torch.as_tensor(mean, dtype=torch.float64).reshape(-1)
+        scale = torch.as_tensor(scale, dtype=torch.float64).reshape(-1)
+        if mean.numel() != self.n_encoded or scale.numel() != self.n_encoded:
+            raise ValueError(
+                f"mean and scale must have {self.n_encoded} entries, got "
+                f"{mean.numel()} and {scale.numel()}."
+            )
+        finite = torch.isfinite(mean).all() & torch.isfinite(scale).all()
+        if not bool(finite & (scale > 0).all()):
+            raise ValueError("mean must be finite and scale finite and positive.")
+        with torch.no_grad():
+            self.ramp_mean.copy_(mean.to(self.ramp_mean))
+            self.ramp_gain.copy_((1.0 / scale).to(self.ramp_gain))
+        return self
+
     def _position(self, h):
         # Each output column's input, and where it lies in its bin (0 to 1).
         t = h[..., self.source]
@@ -131,13 +171,18 @@ class PiecewiseLinearEncoding(nn.Module):
             The ramps and copies, in the order of the buffers.
         """
         t, u = self._position(h)
-        return torch.where(self.ramp, u.clamp(0.0, 1.0), t)
+        ramps = (u.clamp(0.0, 1.0) - self.ramp_mean) * self.ramp_gain
+        return torch.where(self.ramp, ramps, t)
 
     def forward_and_slope(self, h):
         """The encoding and its derivative per output column.
 
-        The derivative of a ramp is ``inv_width`` inside its bin (edges
-        included, as for :func:`torch.clamp`) and 0 outside; a copy's is 1.
+        The derivative of a ramp is ``inv_width * ramp_gain`` inside its bin,
+        0 outside and half that on an edge (within ``1e-5`` of the bin's
+        width), the mean of the two one-sided derivatives, which central
+        differences measure there too: at an input on an edge between two
+        bins, the two ramps' halves add up to the mean of the left and right
+        derivatives. A copy's derivative is 1.
 
         Parameters
         ----------
@@ -151,10 +196,13 @@ class PiecewiseLinearEncoding(nn.Module):
             input.
         """
         t, u = self._position(h)
-        value = torch.where(self.ramp, u.clamp(0.0, 1.0), t)
-        inside = (u >= 0) & (u <= 1)
+        gain = self.ramp_gain
+        value = torch.where(self.ramp, (u.clamp(0.0, 1.0) - self.ramp_mean) * gain, t)
+        on_edge = (u.abs() <= _EDGE_TOLERANCE) | ((u - 1).abs() <= _EDGE_TOLERANCE)
+        inside = ((u > 0) & (u < 1)).to(h.dtype)
+        inside = torch.where(on_edge, 0.5, inside)
         slope = torch.where(
-            self.ramp, self.inv_width * inside.to(h.dtype), torch.ones_like(t)
+            self.ramp, (self.inv_width * gain) * inside, torch.ones_like(t)
         )
         return value, slope
 

@@ -67,6 +67,9 @@ class CRNetwork(BaseCRNetwork):
     encoded_features : int or None, default=None
         Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after
         the standardisation (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+    stream_space : {"input", "encoded"}, default="input"
+        With an encoding, whether the stream differentiates by the input or
+        by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
 
     Attributes
     ----------
@@ -96,9 +99,14 @@ class CRNetwork(BaseCRNetwork):
         dropout=0.0,
         spectral_norm=False,
         encoded_features=None,
+        stream_space="input",
     ):
         super().__init__(
-            n_features, n_outputs, dropout=dropout, encoded_features=encoded_features
+            n_features,
+            n_outputs,
+            dropout=dropout,
+            encoded_features=encoded_features,
+            stream_space=stream_space,
         )
         sizes = [self.input_width, *[int(w) for w in hidden_layer_sizes]]
         wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None

@@ -197,6 +197,9 @@ class ResidualCRNetwork(BaseCRNetwork):
     encoded_features : int or None, default=None
         Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after
         the standardisation (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+    stream_space : {"input", "encoded"}, default="input"
+        With an encoding, whether the stream differentiates by the input or
+        by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
 
     Attributes
     ----------
@@ -227,6 +230,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         dropout=0.0,
         spectral_norm=False,
         encoded_features=None,
+        stream_space="input",
     ):
         sizes = [int(w) for w in hidden_layer_sizes]
         if not sizes or min(sizes) < 1:
@@ -234,7 +238,11 @@ class ResidualCRNetwork(BaseCRNetwork):
                 f"hidden_layer_sizes must be non-empty and positive, got {sizes}."
             )
         super().__init__(
-            n_features, n_outputs, dropout=dropout, encoded_features=encoded_features
+            n_features,
+            n_outputs,
+            dropout=dropout,
+            encoded_features=encoded_features,
+            stream_space=stream_space,
         )
         self.activation_name = activation
         self.degree = int(degree)

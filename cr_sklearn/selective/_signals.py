@@ -77,7 +77,8 @@ def _is_cr(estimator):
 
 
 def _has_dropout(estimator):
-    dropout = getattr(estimator, "dropout", 0)
+    # The rate the network was built with (``"auto"`` resolved), if fitted.
+    dropout = getattr(estimator, "dropout_", getattr(estimator, "dropout", 0))
     return isinstance(dropout, numbers.Real) and dropout > 0
 
 
@@ -175,7 +176,7 @@ def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
     if not _has_dropout(final):
         raise ValueError(
             f"signal 'mc_dropout' needs dropout > 0; {type(final).__name__} was "
-            f"fitted with dropout={getattr(final, 'dropout', None)!r}."
+            f"fitted with dropout={getattr(final, 'dropout_', None)!r}."
         )
     check_is_fitted(final, "module_")
     X = check_array(X, dtype=np.float64)
