@@ -20,6 +20,8 @@ the rounds' recipes build on the defaults before the input encoding,
   2,000 rows (batch at most 200 or 64).
 - ``regularise``: the 500-step budget with 10x or 100x ``dreg_lambda``,
   weight decay 1 or dropout 0.3.
+- ``encoded``: around the encoded defaults, 8 bins, dropout 0.5, 3x
+  ``dreg_lambda``, weight decay 0.1.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
 - ``encode``: the defaults on a piecewise-linear encoding of the numeric
@@ -288,6 +290,20 @@ ROUNDS = {
         "in4e": (plain, {"encoding_bins": 4}),
         "in4e_do0.3": (plain, {"encoding_bins": 4, "dropout": 0.3}),
     },
+    # Around the encoded defaults: more bins, more dropout, a stronger
+    # penalty, weight decay (each states the encoding and dropout it uses).
+    "encoded": {
+        "in8e_do0.3": (plain, {"encoding_bins": 8, "dropout": 0.3}),
+        "in4e_do0.5": (plain, {"encoding_bins": 4, "dropout": 0.5}),
+        "in4e_do0.3_l0.03": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "dreg_lambda": 0.03},
+        ),
+        "in4e_do0.3_wd0.1": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "weight_decay": 0.1},
+        ),
+    },
     "cv": {
         "cv3": (plain, {"early_stopping": "cv", "max_iter": "auto"}),
         "cv3_b64": (
@@ -296,6 +312,32 @@ ROUNDS = {
         ),
     },
 }
+
+
+def with_defaults(chosen):
+    """The recipes to run: the package's defaults, then ``chosen``.
+
+    Each of ``chosen`` builds on ``PREVIOUS_DEFAULTS`` (its own parameters
+    win), so a round stays what it measured when the defaults change.
+
+    Parameters
+    ----------
+    chosen : dict
+        Name to ``(recipe, params)``, from :data:`ROUNDS`.
+
+    Returns
+    -------
+    recipes : dict
+        ``{"default": (plain, {}), **chosen}`` with the previous defaults
+        merged into each chosen recipe's parameters.
+    """
+    return {
+        "default": (plain, {}),
+        **{
+            name: (recipe, {**PREVIOUS_DEFAULTS, **params})
+            for name, (recipe, params) in chosen.items()
+        },
+    }
 
 
 def run_one(suite, recipe, params, X, y, train, test, seed, fraction=1.0):
@@ -543,13 +585,7 @@ def main(argv=None):
                 f"--only: {unknown} not in round {args.round!r}: {sorted(chosen)}"
             )
         chosen = {name: chosen[name] for name in args.only}
-    recipes = {
-        "default": (plain, {}),
-        **{
-            name: (recipe, {**PREVIOUS_DEFAULTS, **params})
-            for name, (recipe, params) in chosen.items()
-        },
-    }
+    recipes = with_defaults(chosen)
     if args.from_scores is not None:
         # A report of an earlier run's scores (--scores), without refitting.
         rows = json.loads(args.from_scores.read_text())

@@ -53,11 +53,13 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     binary codes) pass through unchanged. Tied quantiles are merged, so a
     column may get fewer bins; one left with a single bin passes through.
 
-    Before a :class:`CRClassifier` (in a :class:`~sklearn.pipeline.Pipeline`)
-    the encoding lets each first-layer neuron place its own breakpoints in
-    every column, which helps most where tree ensembles lead (thresholds and
-    interactions); the benchmark suite's measurements are on the
-    :ref:`defaults` page.
+    The encoding lets each first-layer neuron of a network place its own
+    breakpoints in every column, which helps most where tree ensembles lead
+    (thresholds and interactions). :class:`CRClassifier` does the same
+    inside its network by default (``encoding_bins``, the :ref:`defaults`
+    page has the measurements); this transformer is for other models, for
+    inspecting the encoded columns, or before a CR estimator fitted with
+    ``encoding_bins=None``.
 
     Parameters
     ----------

@@ -52,3 +52,16 @@ def test_report_from_saved_scores_needs_no_fit(tmp_path):
     )
     text = output.read_text()
     assert "| iris | 80.00 / 0.400 | 80.00 / 0.400 |" in text
+
+
+def test_the_rounds_build_on_the_previous_defaults_and_default_is_current():
+    recipes = explore.with_defaults(explore.ROUNDS["encode"])
+    assert recipes["default"] == (explore.plain, {})
+    # A pipeline recipe: the previous defaults, its own dropout on top.
+    _, params = recipes["ple4_do0.3"]
+    assert params["encoding_bins"] is None and params["dropout"] == 0.3
+    # The in-network recipes state their own encoding.
+    assert recipes["in4e"][1] == {"encoding_bins": 4, "dropout": 0.1}
+    for name, (_, params) in recipes.items():
+        if name != "default":
+            assert set(explore.PREVIOUS_DEFAULTS) <= set(params), name
