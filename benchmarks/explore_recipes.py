@@ -22,6 +22,8 @@ the rounds' recipes build on the defaults before the input encoding,
   weight decay 1 or dropout 0.3.
 - ``encoded``: around the encoded defaults, 8 bins, dropout 0.5, 3x
   ``dreg_lambda``, weight decay 0.1.
+- ``encoded_budget``: the encoded defaults trained longer (200 or 300
+  epochs, or batches of 64), with more dropout or a stronger penalty.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
 - ``encode``: the defaults on a piecewise-linear encoding of the numeric
@@ -302,6 +304,26 @@ ROUNDS = {
         "in4e_do0.3_wd0.1": (
             plain,
             {"encoding_bins": 4, "dropout": 0.3, "weight_decay": 0.1},
+        ),
+    },
+    # The encoded defaults trained longer: more epochs or smaller batches,
+    # with more regularisation against the near-linear tables' overfitting.
+    "encoded_budget": {
+        "in4e_do0.3_e200": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "max_iter": 200},
+        ),
+        "in4e_do0.3_b64": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "batch_size": 64},
+        ),
+        "in4e_do0.3_e300_l0.03": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "max_iter": 300, "dreg_lambda": 0.03},
+        ),
+        "in4e_do0.5_e300": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.5, "max_iter": 300},
         ),
     },
     "cv": {
