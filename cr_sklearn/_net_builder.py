@@ -80,10 +80,10 @@ def _silent(*args, **kwargs):
 class NetBuilderMixin:
     """The torch module, the callbacks and the skorch net of the current parameters.
 
-    With an encoding (``encoding_bins``) the DREG stream differentiates by the encoded
-    columns (``_encoding_stream_space``): the encoding acts as fixed features,
-    as :class:`~cr_sklearn.PiecewiseLinearEncoder` before the network would,
-    while :meth:`jacobian` and the summaries stay with respect to ``X``.
+    With an encoding (``encoding_bins``) the DREG stream differentiates by
+    the encoded columns (``_encoding_stream_space``): the encoding acts as
+    fixed features, as :class:`~cr_sklearn.PiecewiseLinearEncoder` before the
+    network would, while :meth:`jacobian` stays with respect to ``X``.
 
     Needs the estimator's parameters, ``_n_outputs()``, ``_make_criterion()``,
     ``_validation_score``, ``_output_bias``, ``_objective(n_features)``,
@@ -99,13 +99,7 @@ class NetBuilderMixin:
         encoding, the module has ``n_encoded_features_`` encoded columns (set
         by :meth:`_fit_inputs`).
         """
-        encoded = None
-        if self.encoding_bins_ is not None:
-            encoded = getattr(self, "n_encoded_features_", None)
-            if encoded is None:
-                raise ValueError(
-                    "encoding_bins_ is set but n_encoded_features_ is missing."
-                )
+        encoded = None if self.encoding_bins_ is None else self.n_encoded_features_
         return ARCHITECTURES[self.architecture](
             n_features,
             self._n_outputs(),

@@ -461,8 +461,6 @@ def _check_attributes(cls, raw, name):
             raise bad(name, "dropout_ must lie in [0, 1)")
     encoded = a.get("n_encoded_features_")
     if encoded is not None:
-        # Every column is copied once or split into at most its bins: more
-        # columns than that cannot come from a fit.
         a["n_encoded_features_"] = _check_int(
             encoded, "n_encoded_features_", name, low=1, high=2**31 - 1
         )

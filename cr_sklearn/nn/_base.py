@@ -100,7 +100,7 @@ class BaseCRNetwork(nn.Module):
         With an int, a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` of
         that many columns follows the standardisation (its bins set with
         ``network.encoding.set_edges``) and the first layer reads its
-        columns; the Jacobians stay with respect to the network's input.
+        columns; ``stream_space`` says what the stream differentiates by.
     stream_space : {"input", "encoded"}, default="input"
         With an encoding, what the Jacobian stream differentiates by:
         ``"input"``, the (standardised) network input, the stream starting
@@ -243,13 +243,16 @@ class BaseCRNetwork(nn.Module):
             Output, derivatives, weights and (optionally) Jacobians.
         """
         return self._forward_stream(
-            x, directions, derivatives=derivatives, rows=rows, encoded=None
+            x,
+            directions,
+            derivatives=derivatives,
+            rows=rows,
+            encoded=self._stream_encoded,
         )
 
     def _forward_stream(self, x, directions, *, derivatives, rows, encoded):
-        # ``encoded``: differentiate by the encoded columns (None: as
-        # ``stream_space`` says); input_jacobian asks for the input's.
-        encoded = self._stream_encoded if encoded is None else encoded
+        # ``encoded``: differentiate by the encoded columns, else by the
+        # input (which input_jacobian asks for whatever ``stream_space`` is).
         h = self._standardise(x)
         if encoded:
             h = self.encoding(h)  # fixed features: the stream starts after them
