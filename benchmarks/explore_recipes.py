@@ -24,6 +24,13 @@ the rounds' recipes build on the defaults before the input encoding,
   ``dreg_lambda``, weight decay 0.1.
 - ``encoded_budget``: the encoded defaults trained longer (200 or 300
   epochs, or batches of 64), with more dropout or a stronger penalty.
+- ``schedule``: the encoded defaults with a cosine learning-rate schedule
+  to 0 over ``max_iter`` epochs: as they are, with a 3x first step (also
+  over 50 epochs), or over 200 epochs.
+- ``encoded_width``: the encoded defaults with hidden layers of (32, 32),
+  (128, 128), (256,) or (64, 64, 64).
+- ``encoded_form``: the encoded defaults with residual blocks, the GELU
+  activation, quadratic polynomials, or the layer-local penalty.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
 - ``encode``: the defaults on a piecewise-linear encoding of the numeric
@@ -153,6 +160,27 @@ def step_budget(X, y, seed, params):
         random_state=seed, n_threads=1, max_iter=epochs, batch_size=batch, **p
     ).fit(X, y)
     return model, {"epochs": epochs}
+
+
+def scheduled(X, y, seed, params):
+    """CRClassifier with ``params`` and a cosine learning-rate schedule.
+
+    The step decays from ``learning_rate_init`` to 0 over ``max_iter``
+    epochs (torch's ``CosineAnnealingLR``, stepped per epoch, through
+    skorch's ``LRScheduler`` in ``callbacks``); early stopping, where it is
+    on, still ends training first.
+    """
+    from skorch.callbacks import LRScheduler
+
+    from cr_sklearn import CRClassifier
+
+    p = dict(params)
+    epochs = p.get("max_iter", 100)
+    schedule = LRScheduler(policy="CosineAnnealingLR", T_max=epochs)
+    model = CRClassifier(
+        random_state=seed, n_threads=1, callbacks=[("lr_schedule", schedule)], **p
+    ).fit(X, y)
+    return model, {"epochs": model.n_iter_}
 
 
 class _Ramps:
@@ -324,6 +352,66 @@ ROUNDS = {
         "in4e_do0.5_e300": (
             plain,
             {"encoding_bins": 4, "dropout": 0.5, "max_iter": 300},
+        ),
+    },
+    # The encoded defaults with a cosine learning-rate schedule: the same
+    # budget, a larger first step, or a longer run annealed to 0.
+    "schedule": {
+        "in4e_do0.3_cos": (scheduled, {"encoding_bins": 4, "dropout": 0.3}),
+        "in4e_do0.3_cos_lr3e-3": (
+            scheduled,
+            {"encoding_bins": 4, "dropout": 0.3, "learning_rate_init": 3e-3},
+        ),
+        "in4e_do0.3_cos_lr3e-3_e50": (
+            scheduled,
+            {
+                "encoding_bins": 4,
+                "dropout": 0.3,
+                "learning_rate_init": 3e-3,
+                "max_iter": 50,
+            },
+        ),
+        "in4e_do0.3_cos_e200": (
+            scheduled,
+            {"encoding_bins": 4, "dropout": 0.3, "max_iter": 200},
+        ),
+    },
+    # The encoded defaults at other widths and depths.
+    "encoded_width": {
+        "in4e_do0.3_h32": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (32, 32)},
+        ),
+        "in4e_do0.3_h128": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (128, 128)},
+        ),
+        "in4e_do0.3_h256x1": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (256,)},
+        ),
+        "in4e_do0.3_h64x3": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (64, 64, 64)},
+        ),
+    },
+    # The encoded defaults with another network form or penalty.
+    "encoded_form": {
+        "in4e_do0.3_residual": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "architecture": "residual"},
+        ),
+        "in4e_do0.3_gelu": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "activation": "gelu"},
+        ),
+        "in4e_do0.3_deg2": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "degree": 2},
+        ),
+        "in4e_do0.3_local": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "dreg": "local"},
         ),
     },
     "cv": {

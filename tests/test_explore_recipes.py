@@ -65,3 +65,16 @@ def test_the_rounds_build_on_the_previous_defaults_and_default_is_current():
     for name, (_, params) in recipes.items():
         if name != "default":
             assert set(explore.PREVIOUS_DEFAULTS) <= set(params), name
+
+
+def test_scheduled_recipe_anneals_the_step_to_zero_over_max_iter():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    params = {"max_iter": 4, "learning_rate_init": 3e-3, "encoding_bins": None}
+    model, info = explore.scheduled(X, y, 0, params)
+    assert info["epochs"] == 4
+    # CosineAnnealingLR stepped once per epoch: lr0 * (1 + cos(pi t / 4)) / 2.
+    lrs = [row["event_lr"] for row in model.net_.history]
+    np.testing.assert_allclose(lrs, 3e-3 * (1 + np.cos(np.pi * np.arange(4) / 4)) / 2)
+    assert model.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.0, abs=1e-12)
