@@ -78,3 +78,28 @@ def test_scheduled_recipe_anneals_the_step_to_zero_over_max_iter():
     lrs = [row["event_lr"] for row in model.net_.history]
     np.testing.assert_allclose(lrs, 3e-3 * (1 + np.cos(np.pi * np.arange(4) / 4)) / 2)
     assert model.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_smoothed_recipe_trains_towards_the_smoothed_targets(n_classes):
+    import torch
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.arange(60) % n_classes
+    params = {"max_iter": 1, "encoding_bins": None, "eps": 0.2}
+    model, _ = explore.smoothed(X, y, 0, params)
+    criterion = model.net_.criterion_
+    # The loss of one sample of class 0 is least where the model gives that
+    # class 1 - eps + eps / n_classes (the smoothed target), not 1.
+    target = torch.tensor([0])
+    grid = torch.linspace(-6, 6, 2401)
+    if n_classes == 2:
+        losses = criterion(grid[:, None], target.expand(len(grid)))
+        best = 1 - torch.sigmoid(grid[losses.argmin()])
+    else:
+        logits = torch.zeros(len(grid), n_classes)
+        logits[:, 0] = grid
+        losses = criterion(logits, target.expand(len(grid)))
+        best = torch.softmax(logits[losses.argmin()], 0)[0]
+    assert float(best) == pytest.approx(1 - 0.2 + 0.2 / n_classes, abs=2e-3)
