@@ -33,6 +33,9 @@ the rounds' recipes build on the defaults before the input encoding,
   activation, quadratic polynomials, or the layer-local penalty.
 - ``smoothing``: the encoded defaults trained on labels smoothed by 0.05
   or 0.1 (RealMLP-TD's value).
+- ``encoded_cv``: the encoded defaults with ``early_stopping="cv"``,
+  searching up to 2,000 optimizer steps (``max_iter="auto"``), 100 or 200
+  epochs.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
 - ``encode``: the defaults on a piecewise-linear encoding of the numeric
@@ -463,6 +466,38 @@ ROUNDS = {
         "in4e_do0.3_ls0.1": (
             smoothed,
             {"encoding_bins": 4, "dropout": 0.3, "eps": 0.1},
+        ),
+    },
+    # The encoded defaults with the epoch count chosen by internal 3-fold CV
+    # (then a refit on every row), searched up to 2,000 steps, 100 or 200
+    # epochs.
+    "encoded_cv": {
+        "in4e_do0.3_cv3": (
+            plain,
+            {
+                "encoding_bins": 4,
+                "dropout": 0.3,
+                "early_stopping": "cv",
+                "max_iter": "auto",
+            },
+        ),
+        "in4e_do0.3_cv3_e100": (
+            plain,
+            {
+                "encoding_bins": 4,
+                "dropout": 0.3,
+                "early_stopping": "cv",
+                "max_iter": 100,
+            },
+        ),
+        "in4e_do0.3_cv3_e200": (
+            plain,
+            {
+                "encoding_bins": 4,
+                "dropout": 0.3,
+                "early_stopping": "cv",
+                "max_iter": 200,
+            },
         ),
     },
     "cv": {
