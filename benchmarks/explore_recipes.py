@@ -36,6 +36,8 @@ the rounds' recipes build on the defaults before the input encoding,
 - ``encoded_cv``: the encoded defaults with ``early_stopping="cv"``,
   searching up to 2,000 optimizer steps (``max_iter="auto"``), 100 or 200
   epochs.
+- ``scaled_penalty``: the encoded defaults with ``dreg_lambda`` scaled as
+  ``1e-2 * (1000 / n) ** 0.5`` (stronger on small tables) or its inverse.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
 - ``encode``: the defaults on a piecewise-linear encoding of the numeric
@@ -224,6 +226,20 @@ def smoothed(X, y, seed, params):
 
     model = LabelSmoothing(random_state=seed, n_threads=1, **p).fit(X, y)
     return model, {"epochs": model.n_iter_}
+
+
+def scaled_penalty(X, y, seed, params):
+    """CRClassifier with ``dreg_lambda`` scaled with the training rows.
+
+    ``dreg_lambda = 1e-2 * (n_ref / n) ** power``: with ``power > 0`` the
+    penalty is stronger below ``n_ref`` rows and weaker above, as a prior's
+    weight is against more data; ``power < 0`` the other way round.
+    """
+    p = dict(params)
+    power, n_ref = p.pop("power"), p.pop("n_ref", 1000)
+    p["dreg_lambda"] = 1e-2 * (n_ref / len(y)) ** power
+    model, info = plain(X, y, seed, p)
+    return model, {**info, "dreg_lambda": p["dreg_lambda"]}
 
 
 class _Ramps:
@@ -498,6 +514,17 @@ ROUNDS = {
                 "early_stopping": "cv",
                 "max_iter": 200,
             },
+        ),
+    },
+    # The encoded defaults with the penalty's strength scaled with the rows.
+    "scaled_penalty": {
+        "in4e_do0.3_lam_n^-0.5": (
+            scaled_penalty,
+            {"encoding_bins": 4, "dropout": 0.3, "power": 0.5},
+        ),
+        "in4e_do0.3_lam_n^+0.5": (
+            scaled_penalty,
+            {"encoding_bins": 4, "dropout": 0.3, "power": -0.5},
         ),
     },
     "cv": {

@@ -103,3 +103,14 @@ def test_smoothed_recipe_trains_towards_the_smoothed_targets(n_classes):
         losses = criterion(logits, target.expand(len(grid)))
         best = torch.softmax(logits[losses.argmin()], 0)[0]
     assert float(best) == pytest.approx(1 - 0.2 + 0.2 / n_classes, abs=2e-3)
+
+
+def test_scaled_penalty_recipe_scales_dreg_lambda_with_the_rows():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(250, 2))
+    y = (X[:, 0] > 0).astype(int)
+    params = {"max_iter": 1, "encoding_bins": None, "power": 0.5}
+    model, info = explore.scaled_penalty(X, y, 0, params)
+    # A quarter of the reference rows: twice the default strength.
+    assert info["dreg_lambda"] == pytest.approx(2e-2)
+    assert model.dreg_lambda == pytest.approx(2e-2)
