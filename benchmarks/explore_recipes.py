@@ -38,6 +38,8 @@ the rounds' recipes build on the defaults before the input encoding,
   epochs.
 - ``scaled_penalty``: the encoded defaults with ``dreg_lambda`` scaled as
   ``1e-2 * (1000 / n) ** 0.5`` (stronger on small tables) or its inverse.
+- ``additive``: the encoding with no hidden layer (4 or 8 bins), an
+  additive model of piecewise-linear functions of the columns.
 - ``cv``: ``early_stopping="cv"`` (internal 3-fold CV picks the epoch count,
   then a refit), at batch 200 and 64.
 - ``encode``: the defaults on a piecewise-linear encoding of the numeric
@@ -525,6 +527,18 @@ ROUNDS = {
         "in4e_do0.3_lam_n^+0.5": (
             scaled_penalty,
             {"encoding_bins": 4, "dropout": 0.3, "power": -0.5},
+        ),
+    },
+    # No hidden layer: a linear map of the encoded columns, an additive model
+    # of the table's columns (each a piecewise-linear function).
+    "additive": {
+        "in4e_additive": (
+            plain,
+            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": ()},
+        ),
+        "in8e_additive": (
+            plain,
+            {"encoding_bins": 8, "dropout": 0.3, "hidden_layer_sizes": ()},
         ),
     },
     "cv": {
