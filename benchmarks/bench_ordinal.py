@@ -26,6 +26,9 @@ The Markdown tables go to ``benchmarks/results/ordinal.md`` (or ``--out``).
 """
 
 import argparse
+import datetime
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +44,9 @@ from cr_sklearn import ORDINAL_SCORERS, CRClassifier, CROrdinalRegressor
 from cr_sklearn.datasets import load_wine_quality
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the suite's helpers
+from _suite_runner import git_commit  # noqa: E402
+
 YELP = ROOT.parent / "shared" / "data" / "yelp5" / "minilm_embeddings.npz"
 RESULTS = ROOT / "benchmarks" / "results" / "ordinal.md"
 METRICS = {
@@ -160,6 +166,36 @@ def yelp(seeds, balanced, only=None):
     return table(rows, "Yelp 5-star sample", note)
 
 
+def provenance(argv):
+    """Header lines: the command, date, commit and the CR models' defaults."""
+    from cr_sklearn import __version__
+
+    shown = (
+        "dreg_lambda",
+        "dropout",
+        "encoding_bins",
+        "stream_rows",
+        "early_stopping",
+        "max_iter",
+        "prediction",
+    )
+    defaults = [
+        f"{type(est).__name__} "
+        + ", ".join(f"`{k}={v!r}`" for k, v in est.get_params().items() if k in shown)
+        for est in (CROrdinalRegressor(), CRClassifier())
+    ]
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    command = shlex.join(["python", "benchmarks/bench_ordinal.py", *argv])
+    return [
+        f"Command: `{command}`",
+        "",
+        f"Date: {date}, cr_sklearn {__version__}, commit {git_commit()}. Defaults: "
+        + "; ".join(defaults)
+        + ". Timings are wall-clock on a shared 2-core machine, noisy; compare "
+        "ratios within this run.",
+    ]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="CV repeats (wine)")
@@ -175,13 +211,7 @@ def main():
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="Markdown output")
     args = parser.parse_args()
-    parts = [
-        "## Ordinal benchmark",
-        "",
-        "Timings are wall-clock on a shared 2-core machine, noisy; compare "
-        "ratios within this run.",
-        "",
-    ]
+    parts = ["## Ordinal benchmark", "", *provenance(sys.argv[1:]), ""]
     if "wine" not in args.skip:
         for color in args.colors:
             parts.append(wine(color, args.repeats, args.n_jobs, args.models))

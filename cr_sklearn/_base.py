@@ -287,7 +287,9 @@ class BaseCR(
         seed = self._seed + self._n_fit_calls
         self._n_fit_calls += 1
 
-        mode = self._early_stopping_mode(len(y_codes), incremental=incremental)
+        mode = self._early_stopping_mode(
+            len(y_codes), X.shape[1], incremental=incremental
+        )
         split = None
         if mode == "hold-out":
             split = validation_split(y_codes, self.validation_fraction, seed)

@@ -14,7 +14,9 @@
   pick the epoch reliably.
 
 ``"auto"`` is ``"off"`` below ``AUTO_HOLD_OUT_MIN_SAMPLES`` samples and
-``"hold-out"`` from there on. With internal CV, ``max_iter="auto"`` counts
+``"hold-out"`` from there on; an estimator whose
+``_auto_fixed_budget_max_features`` is set also holds out on inputs wider
+than that, at any size. With internal CV, ``max_iter="auto"`` counts
 the search budget in optimizer steps: a table of a hundred rows takes one
 step an epoch, a table of ten thousand fifty, so a budget in epochs gives
 the first far too few steps and the second too many.
@@ -67,14 +69,22 @@ class EpochSelectionMixin:
     parameters.
     """
 
-    def _early_stopping_mode(self, n_samples, *, incremental):
-        """``"cv"``, ``"hold-out"`` or ``"off"`` for a fit on ``n_samples``."""
+    #: ``early_stopping="auto"`` trains a fixed budget below
+    #: ``AUTO_HOLD_OUT_MIN_SAMPLES`` samples only on inputs of at most this
+    #: many columns (``None``: on any input).
+    _auto_fixed_budget_max_features = None
+
+    def _early_stopping_mode(self, n_samples, n_features, *, incremental):
+        """``"cv"``, ``"hold-out"`` or ``"off"`` for a fit on this data."""
         if incremental:
             return "off"
         if self.early_stopping == "cv":
             return "cv"
         if isinstance(self.early_stopping, str):  # "auto"
-            return "off" if n_samples < AUTO_HOLD_OUT_MIN_SAMPLES else "hold-out"
+            widest = self._auto_fixed_budget_max_features
+            small = n_samples < AUTO_HOLD_OUT_MIN_SAMPLES
+            narrow = widest is None or n_features <= widest
+            return "off" if small and narrow else "hold-out"
         return "hold-out" if self.early_stopping else "off"
 
     def _max_epochs(self, mode, steps_per_epoch):

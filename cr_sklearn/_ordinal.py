@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._base import BaseCR
+from ._params import _AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL
 from ._utils import label_ranks
 from .nn.ordinal import ORDINAL_HEADS, cumulative_link_log_proba
 
@@ -108,8 +109,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         ``dreg="stream"``: a uniformly random subset drawn per step, so the
         penalty is an unbiased estimate of its batch mean at a fraction of
         the stream's cost. ``None`` carries every row.
-    max_iter : int or "auto", default=200
-        Maximum number of epochs. ``"auto"`` is 100 epochs, or with
+    max_iter : int or "auto", default=100
+        Maximum number of epochs (the number of epochs when early stopping
+        is off). ``"auto"`` is 100 epochs, or with
         ``early_stopping="cv"`` a search budget of 2,000 optimizer steps
         (``max_iter_`` is the resolved value).
     batch_size : int or "auto", default="auto"
@@ -119,11 +121,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         a larger batch takes fewer, proportionally larger steps per epoch
         (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
         path for small data (see the user guide's training page).
-    early_stopping : bool, "auto" or "cv", default=True
+    early_stopping : bool, "auto" or "cv", default="auto"
         ``True``: hold out ``validation_fraction`` of the training data
         (stratified), stop when the validation loss stops improving and
         restore the best epoch's weights. ``"auto"``: the same from 2,000
-        samples on, ``max_iter`` epochs on all samples below. ``"cv"``:
+        samples on, and at any size on inputs of more than 100 columns
+        (sentence embeddings, where a fixed budget overfits); ``max_iter``
+        epochs on all samples otherwise. ``"cv"``:
         choose the number of epochs by internal 3-fold cross-validation
         (the epoch of least mean validation loss over the folds, each fold
         starting from the network the fit starts from, with a patience of
@@ -336,6 +340,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     (2, 1, 4)
     """
 
+    _auto_fixed_budget_max_features = _AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL
+
     _parameter_constraints = {
         **BaseCR._parameter_constraints,
         "head": [StrOptions(set(ORDINAL_HEADS))],
@@ -357,10 +363,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         dreg_lambda=10**-2.5,
         n_projections="auto",
         stream_rows=None,
-        max_iter=200,
+        max_iter=100,
         batch_size="auto",
         learning_rate_init=1e-3,
-        early_stopping=True,
+        early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,

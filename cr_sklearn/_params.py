@@ -39,6 +39,11 @@ _AUTO_ENCODING_MAX_FEATURES = 100
 # the rate the earlier defaults were tuned with (benchmarks/tune_defaults.py).
 _AUTO_DROPOUT_ENCODED = 0.3
 _AUTO_DROPOUT = 0.1
+# CROrdinalRegressor's early_stopping="auto": a fixed budget below 2,000
+# samples on tabular inputs only. On sentence embeddings (384 columns) below
+# 2,000 rows the fixed budget overfit (benchmarks/results/
+# text_ordinal_rejected.md), so wider inputs keep the hold-out at any size.
+_AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL = 100
 
 
 class ResolvedParamsMixin:

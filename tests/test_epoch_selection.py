@@ -7,7 +7,7 @@ import pytest
 import torch
 from skorch.callbacks import Callback
 
-from cr_sklearn import CRClassifier
+from cr_sklearn import CRClassifier, CROrdinalRegressor
 from cr_sklearn._epoch_selection import (
     AUTO_HOLD_OUT_MIN_SAMPLES,
     AUTO_MAX_EPOCHS,
@@ -38,8 +38,37 @@ def _data(n=150, d=4, seed=0):
 )
 def test_early_stopping_resolves_by_the_size_of_the_data(early_stopping, n, mode):
     est = CRClassifier(early_stopping=early_stopping)
-    assert est._early_stopping_mode(n, incremental=False) == mode
-    assert est._early_stopping_mode(n, incremental=True) == "off"
+    for n_features in (4, 384):  # the classifier's rule ignores the width
+        assert est._early_stopping_mode(n, n_features, incremental=False) == mode
+        assert est._early_stopping_mode(n, n_features, incremental=True) == "off"
+
+
+@pytest.mark.parametrize(
+    ("n", "n_features", "mode"),
+    [
+        (AUTO_HOLD_OUT_MIN_SAMPLES - 1, 100, "off"),
+        (AUTO_HOLD_OUT_MIN_SAMPLES - 1, 101, "hold-out"),
+        (150, 384, "hold-out"),
+        (AUTO_HOLD_OUT_MIN_SAMPLES, 4, "hold-out"),
+    ],
+)
+def test_ordinal_auto_holds_out_on_wide_inputs_at_any_size(n, n_features, mode):
+    est = CROrdinalRegressor()
+    assert est.early_stopping == "auto"
+    assert est._early_stopping_mode(n, n_features, incremental=False) == mode
+    assert est._early_stopping_mode(n, n_features, incremental=True) == "off"
+
+
+def test_ordinal_fit_resolves_auto_by_the_width_of_x():
+    rng = np.random.default_rng(0)
+    y = np.arange(120) % 3
+    narrow = rng.standard_normal((120, 4)) + y[:, None]
+    wide = rng.standard_normal((120, 101)) + y[:, None]
+    reg = CROrdinalRegressor((4,), max_iter=3, random_state=0)
+    assert reg.fit(narrow, y).early_stopping_ == "off"
+    assert reg.n_iter_ == 3
+    assert reg.fit(wide, y).early_stopping_ == "hold-out"
+    assert np.isfinite(reg.net_.history[-1, "valid_loss"])
 
 
 def test_max_iter_auto_is_a_step_budget_with_internal_cv():
