@@ -83,6 +83,8 @@ LARGE = 2000  # rows from which the step-budget recipes keep the defaults
 # became one: every recipe of a round states them, so that it stays what was
 # measured; ``default`` is the package's current defaults.
 PREVIOUS_DEFAULTS = {"encoding_bins": None, "dropout": 0.1}
+# The encoded defaults, stated by the rounds that explore around them.
+ENCODED = {"encoding_bins": 4, "dropout": 0.3}
 
 
 def _load(name):
@@ -377,38 +379,26 @@ ROUNDS = {
         # respect to the table's columns. DREG on the Jacobians with respect
         # to the columns (in4) or to the encoded ones (in4e, the estimators').
         "in4": (input_space, {"encoding_bins": 4}),
-        "in4_do0.3": (input_space, {"encoding_bins": 4, "dropout": 0.3}),
+        "in4_do0.3": (input_space, ENCODED),
         "in4e": (plain, {"encoding_bins": 4}),
-        "in4e_do0.3": (plain, {"encoding_bins": 4, "dropout": 0.3}),
+        "in4e_do0.3": (plain, ENCODED),
     },
     # Around the encoded defaults: more bins, more dropout, a stronger
     # penalty, weight decay (each states the encoding and dropout it uses).
     "encoded": {
         "in8e_do0.3": (plain, {"encoding_bins": 8, "dropout": 0.3}),
         "in4e_do0.5": (plain, {"encoding_bins": 4, "dropout": 0.5}),
-        "in4e_do0.3_l0.03": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "dreg_lambda": 0.03},
-        ),
-        "in4e_do0.3_wd0.1": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "weight_decay": 0.1},
-        ),
+        "in4e_do0.3_l0.03": (plain, {**ENCODED, "dreg_lambda": 0.03}),
+        "in4e_do0.3_wd0.1": (plain, {**ENCODED, "weight_decay": 0.1}),
     },
     # The encoded defaults trained longer: more epochs or smaller batches,
     # with more regularisation against the near-linear tables' overfitting.
     "encoded_budget": {
-        "in4e_do0.3_e200": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "max_iter": 200},
-        ),
-        "in4e_do0.3_b64": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "batch_size": 64},
-        ),
+        "in4e_do0.3_e200": (plain, {**ENCODED, "max_iter": 200}),
+        "in4e_do0.3_b64": (plain, {**ENCODED, "batch_size": 64}),
         "in4e_do0.3_e300_l0.03": (
             plain,
-            {"encoding_bins": 4, "dropout": 0.3, "max_iter": 300, "dreg_lambda": 0.03},
+            {**ENCODED, "max_iter": 300, "dreg_lambda": 0.03},
         ),
         "in4e_do0.5_e300": (
             plain,
@@ -418,73 +408,32 @@ ROUNDS = {
     # The encoded defaults with a cosine learning-rate schedule: the same
     # budget, a larger first step, or a longer run annealed to 0.
     "schedule": {
-        "in4e_do0.3_cos": (scheduled, {"encoding_bins": 4, "dropout": 0.3}),
-        "in4e_do0.3_cos_lr3e-3": (
-            scheduled,
-            {"encoding_bins": 4, "dropout": 0.3, "learning_rate_init": 3e-3},
-        ),
+        "in4e_do0.3_cos": (scheduled, ENCODED),
+        "in4e_do0.3_cos_lr3e-3": (scheduled, {**ENCODED, "learning_rate_init": 3e-3}),
         "in4e_do0.3_cos_lr3e-3_e50": (
             scheduled,
-            {
-                "encoding_bins": 4,
-                "dropout": 0.3,
-                "learning_rate_init": 3e-3,
-                "max_iter": 50,
-            },
+            {**ENCODED, "learning_rate_init": 3e-3, "max_iter": 50},
         ),
-        "in4e_do0.3_cos_e200": (
-            scheduled,
-            {"encoding_bins": 4, "dropout": 0.3, "max_iter": 200},
-        ),
+        "in4e_do0.3_cos_e200": (scheduled, {**ENCODED, "max_iter": 200}),
     },
     # The encoded defaults at other widths and depths.
     "encoded_width": {
-        "in4e_do0.3_h32": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (32, 32)},
-        ),
-        "in4e_do0.3_h128": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (128, 128)},
-        ),
-        "in4e_do0.3_h256x1": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (256,)},
-        ),
-        "in4e_do0.3_h64x3": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": (64, 64, 64)},
-        ),
+        "in4e_do0.3_h32": (plain, {**ENCODED, "hidden_layer_sizes": (32, 32)}),
+        "in4e_do0.3_h128": (plain, {**ENCODED, "hidden_layer_sizes": (128, 128)}),
+        "in4e_do0.3_h256x1": (plain, {**ENCODED, "hidden_layer_sizes": (256,)}),
+        "in4e_do0.3_h64x3": (plain, {**ENCODED, "hidden_layer_sizes": (64, 64, 64)}),
     },
     # The encoded defaults with another network form or penalty.
     "encoded_form": {
-        "in4e_do0.3_residual": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "architecture": "residual"},
-        ),
-        "in4e_do0.3_gelu": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "activation": "gelu"},
-        ),
-        "in4e_do0.3_deg2": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "degree": 2},
-        ),
-        "in4e_do0.3_local": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "dreg": "local"},
-        ),
+        "in4e_do0.3_residual": (plain, {**ENCODED, "architecture": "residual"}),
+        "in4e_do0.3_gelu": (plain, {**ENCODED, "activation": "gelu"}),
+        "in4e_do0.3_deg2": (plain, {**ENCODED, "degree": 2}),
+        "in4e_do0.3_local": (plain, {**ENCODED, "dreg": "local"}),
     },
     # The encoded defaults trained on smoothed labels (RealMLP-TD's 0.1).
     "smoothing": {
-        "in4e_do0.3_ls0.05": (
-            smoothed,
-            {"encoding_bins": 4, "dropout": 0.3, "eps": 0.05},
-        ),
-        "in4e_do0.3_ls0.1": (
-            smoothed,
-            {"encoding_bins": 4, "dropout": 0.3, "eps": 0.1},
-        ),
+        "in4e_do0.3_ls0.05": (smoothed, {**ENCODED, "eps": 0.05}),
+        "in4e_do0.3_ls0.1": (smoothed, {**ENCODED, "eps": 0.1}),
     },
     # The encoded defaults with the epoch count chosen by internal 3-fold CV
     # (then a refit on every row), searched up to 2,000 steps, 100 or 200
@@ -492,50 +441,26 @@ ROUNDS = {
     "encoded_cv": {
         "in4e_do0.3_cv3": (
             plain,
-            {
-                "encoding_bins": 4,
-                "dropout": 0.3,
-                "early_stopping": "cv",
-                "max_iter": "auto",
-            },
+            {**ENCODED, "early_stopping": "cv", "max_iter": "auto"},
         ),
         "in4e_do0.3_cv3_e100": (
             plain,
-            {
-                "encoding_bins": 4,
-                "dropout": 0.3,
-                "early_stopping": "cv",
-                "max_iter": 100,
-            },
+            {**ENCODED, "early_stopping": "cv", "max_iter": 100},
         ),
         "in4e_do0.3_cv3_e200": (
             plain,
-            {
-                "encoding_bins": 4,
-                "dropout": 0.3,
-                "early_stopping": "cv",
-                "max_iter": 200,
-            },
+            {**ENCODED, "early_stopping": "cv", "max_iter": 200},
         ),
     },
     # The encoded defaults with the penalty's strength scaled with the rows.
     "scaled_penalty": {
-        "in4e_do0.3_lam_n^-0.5": (
-            scaled_penalty,
-            {"encoding_bins": 4, "dropout": 0.3, "power": 0.5},
-        ),
-        "in4e_do0.3_lam_n^+0.5": (
-            scaled_penalty,
-            {"encoding_bins": 4, "dropout": 0.3, "power": -0.5},
-        ),
+        "in4e_do0.3_lam_n^-0.5": (scaled_penalty, {**ENCODED, "power": 0.5}),
+        "in4e_do0.3_lam_n^+0.5": (scaled_penalty, {**ENCODED, "power": -0.5}),
     },
     # No hidden layer: a linear map of the encoded columns, an additive model
     # of the table's columns (each a piecewise-linear function).
     "additive": {
-        "in4e_additive": (
-            plain,
-            {"encoding_bins": 4, "dropout": 0.3, "hidden_layer_sizes": ()},
-        ),
+        "in4e_additive": (plain, {**ENCODED, "hidden_layer_sizes": ()}),
         "in8e_additive": (
             plain,
             {"encoding_bins": 8, "dropout": 0.3, "hidden_layer_sizes": ()},
