@@ -27,6 +27,27 @@ class _CrossEntropyLoss(nn.Module):
         return nn.functional.cross_entropy(output, target, reduction="none")
 
 
+def _sorted_classes(classes):
+    """``classes`` of ``partial_fit`` as ``classes_``: sorted, each label once.
+
+    As :class:`~sklearn.neural_network.MLPClassifier`: the order given does
+    not matter, repeats count once.
+    """
+    array = np.asarray(classes)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(
+            f"classes must be a non-empty 1-d sequence of labels, got {classes!r:.100}."
+        )
+    try:
+        np.unique(array)
+    except TypeError:  # labels that cannot be ordered: strings and numbers
+        raise ValueError(
+            f"classes mixes labels that cannot be sorted: {classes!r:.100}."
+        ) from None
+    check_classification_targets(array)
+    return unique_labels(array)
+
+
 class CRClassifier(ClassifierMixin, BaseCR):
     """Polynomial-DREG network classifier (ChainzRule network).
 
@@ -335,14 +356,24 @@ class CRClassifier(ClassifierMixin, BaseCR):
 
     def _encode_targets(self, y, *, reset, classes=None):
         check_classification_targets(y)
+        if classes is not None:
+            classes = _sorted_classes(classes)
         if reset:
-            labels = unique_labels(y) if classes is None else np.asarray(classes)
+            labels = unique_labels(y) if classes is None else classes
             if len(labels) < 2:
+                source = "the data contains" if classes is None else "classes holds"
                 raise ValueError(
                     "CRClassifier needs samples of at least 2 classes in the data, "
-                    f"but the data contains only one class: {labels[0]!r}."
+                    f"but {source} only one class: {labels[0]!r}."
                 )
             self.classes_ = labels
+        elif classes is not None and not np.array_equal(classes, self.classes_):
+            raise ValueError(
+                f"classes={classes.tolist()!r:.200} is not the fitted classes_ "
+                f"{self.classes_.tolist()!r:.200}: partial_fit cannot change the "
+                "classes. Fit anew (fit, or partial_fit on an unfitted clone) to "
+                "change them."
+            )
         unseen = np.setdiff1d(np.unique(y), self.classes_)
         if len(unseen):
             raise ValueError(f"y contains labels not in classes_: {unseen.tolist()}.")
@@ -399,7 +430,12 @@ class CRClassifier(ClassifierMixin, BaseCR):
         y : array-like of shape (n_samples,)
             Class labels.
         classes : array-like of shape (n_classes,), default=None
-            All classes; required on the first call.
+            All classes; required on the first call. They are sorted and
+            each is kept once (``classes_``), as in
+            :class:`~sklearn.neural_network.MLPClassifier`; on a later call
+            they must be the fitted ``classes_`` (in any order), else a
+            ``ValueError`` is raised. Labels of ``y`` outside them raise a
+            ``ValueError``.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-sample weights of the data loss.
 

@@ -237,6 +237,75 @@ def test_partial_fit_needs_classes_first_then_learns():
         clf.partial_fit(X, np.where(y == 1, 2, 0))
 
 
+@pytest.mark.parametrize(
+    "order",
+    [
+        [1, 2, 0],
+        [2, 1, 0, 0, 1],
+        "set",
+        ["bee", "cat", "ant"],
+        ["cat", "ant", "bee", "cat"],
+    ],
+)
+def test_partial_fit_sorts_and_deduplicates_classes(order, multiclass_data, tmp_path):
+    # As MLPClassifier: classes_ is the sorted unique classes, whatever the
+    # order or repeats given, and the model is the one sorted classes give.
+    from cr_sklearn import load_model, save_model
+
+    X, names = multiclass_data
+    codes = np.searchsorted(np.unique(names), names)
+    labels = codes if order == "set" or isinstance(order[0], int) else names
+    given = list(set(labels.tolist())) if order == "set" else order
+    model = CRClassifier(**FAST).partial_fit(X, labels, classes=given)
+    reference = CRClassifier(**FAST).partial_fit(X, labels, classes=np.unique(labels))
+    np.testing.assert_array_equal(model.classes_, np.unique(labels))
+    np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
+    model.partial_fit(X, labels, classes=given)  # the same classes again
+    assert model.n_iter_ == 2
+    path = tmp_path / "model.cr"
+    save_model(model, path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.classes_, model.classes_)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("fit_first", ["fit", "partial_fit"])
+@pytest.mark.parametrize("classes", [["ant", "bee"], ["ant", "bee", "cat", "dog"]])
+def test_partial_fit_refuses_classes_other_than_the_fitted_ones(
+    multiclass_data, fit_first, classes
+):
+    X, y = multiclass_data
+    model = CRClassifier(**FAST)
+    if fit_first == "fit":
+        model.fit(X, y)
+    else:
+        model.partial_fit(X, y, classes=np.unique(y))
+    n_iter = model.n_iter_
+    with pytest.raises(ValueError, match="is not the fitted classes_"):
+        model.partial_fit(X[y != "cat"], y[y != "cat"], classes=classes)
+    assert model.n_iter_ == n_iter
+    np.testing.assert_array_equal(model.classes_, ["ant", "bee", "cat"])
+
+
+@pytest.mark.parametrize(
+    "classes, match",
+    [
+        ([0, 1], "labels not in classes_"),
+        (["ant", "bee", "cat"], "labels not in classes_"),
+        ([[0, 1], [2, 3]], "1-d sequence"),
+        ([], "1-d sequence"),
+        ([1, 1], "only one class"),
+        (np.array([0, "a"], dtype=object), "cannot be sorted"),
+    ],
+)
+def test_partial_fit_bad_classes_raise_clear_errors(classes, match):
+    X, y = _linear_problem()
+    y = np.where(X[:, 2] > 1, 2, y)  # labels 0, 1, 2
+    model = CRClassifier(**FAST)
+    with pytest.raises(ValueError, match=match):
+        model.partial_fit(X, y, classes=classes)
+
+
 def test_warm_start_continues_training():
     X, y = _linear_problem()
     clf = CRClassifier(**{**FAST, "max_iter": 5, "early_stopping": False}).fit(X, y)
