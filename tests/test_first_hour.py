@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from joblib import delayed, parallel_config
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -190,7 +191,11 @@ def test_stand_in_note_is_one_clean_line():
         "default_baselines()\n"
     )
     run = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert run.returncode == 0, run.stderr
     lines = run.stderr.strip().splitlines()

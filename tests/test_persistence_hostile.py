@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import FAST
+from conftest import FAST, ROOT
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor, load_model, save_model
 from cr_sklearn._model_file import MAX_HEADER_BYTES, digest
@@ -590,6 +590,7 @@ def test_memory_bombs_cost_at_most_three_times_their_size(models, tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", _RSS_SCRIPT, str(tmp_path)],
         capture_output=True,
+        cwd=ROOT,
         text=True,
         timeout=300,
     )
