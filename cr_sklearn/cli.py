@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from cr_sklearn._version import __version__
+
 __all__ = ["main"]
 
 # A scheduler that does not answer in this time is unreachable: fail before
@@ -148,6 +150,9 @@ def build_parser():
         prog="cr-sklearn",
         description="Studies of polynomial-DREG (CR) networks against baselines.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     study = sub.add_parser(
         "study",
@@ -162,6 +167,10 @@ def build_parser():
         "evaluate",
         help="CV accuracy and fit time at 100%% of the training folds "
         "(a short form of 'study --fractions 1')",
+        description="Repeated stratified CV of every model on the full training "
+        "folds (the data-fraction study at 100%% only, 'study --fractions 1'). "
+        "Prints mean +- std and fit time with Holm-corrected p-values against "
+        "CR and writes CSV, PNG and Markdown into --out.",
     )
     _add_study_options(evaluate, evaluate=True)
 
@@ -201,6 +210,9 @@ def build_parser():
         "(default: %(default)s)",
     )
     _add_parallel_options(fact)
+    # An error found after parsing is reported with its sub-command's usage.
+    for command in (study, evaluate, fact):
+        command.set_defaults(subparser=command)
     return parser
 
 
@@ -258,10 +270,14 @@ def _select_models(requested):
     return chosen
 
 
-def _check_out(folder, names):
+def _check_out(folder, names, inputs=()):
     """Fail before any fit if ``names`` cannot be written into ``folder``.
 
-    Existing files of these names are replaced, as every run does.
+    Existing files of these names are replaced, as every run does, unless one
+    of them is among ``inputs`` (the files the run reads). Writability is
+    tried, not inferred from permission bits (root passes ``os.access`` for
+    ``/proc``): the missing folders are created, a probe file is written and
+    removed, and the folders created for it are removed again.
     """
     out = Path(folder)
     if out.exists() and not out.is_dir():
@@ -270,16 +286,46 @@ def _check_out(folder, names):
         target = out / name
         if target.is_dir():
             raise ValueError(f"--out {folder}: {target} is a folder, not a file.")
-        if target.exists() and not os.access(target, os.W_OK):
-            raise ValueError(f"--out {folder}: {target} is not writable.")
-    # The folder, or the nearest of its parents that exists, must take files.
+        for source in inputs:
+            if _same_file(target, source):
+                raise ValueError(
+                    f"--out {folder} would overwrite the input file {source} "
+                    f"with {name}: choose another --out folder."
+                )
     parent = out
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise ValueError(f"--out {folder}: {parent} is not a folder.")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"--out {folder}: {parent} is not writable.")
+    created = [p for p in [out, *out.parents] if not p.exists()]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            target = out / name
+            if target.exists():
+                # Append mode opens for writing without changing the file.
+                with open(target, "ab"):
+                    pass
+        probe = out / f".cr-sklearn-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(
+            f"--out {folder} cannot be written ({exc.strerror or exc}): "
+            "choose a writable folder."
+        ) from None
+    finally:
+        for path in created:  # innermost first
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+def _same_file(target, source):
+    """Whether ``target`` and ``source`` name the same file (links included)."""
+    target, source = Path(target), Path(source)
+    if target.exists() and source.exists():
+        return target.samefile(source)
+    return target.resolve() == source.resolve()
 
 
 def _run_study(args, fractions):
@@ -298,7 +344,11 @@ def _run_study(args, fractions):
         raise ValueError("--repeats must be >= 1 and --folds >= 2.")
     models = _select_models(args.models)
     if args.out:
-        _check_out(args.out, ["study.csv", "study.png", "study.md"])
+        _check_out(
+            args.out,
+            ["study.csv", "study.png", "study.md"],
+            inputs=[args.dataset] if Path(args.dataset).is_file() else [],
+        )
     X, y = load_study_dataset(args.dataset, args.target)
     cv = RepeatedStratifiedKFold(
         n_splits=args.folds, n_repeats=args.repeats, random_state=args.random_state
@@ -420,7 +470,7 @@ def main(argv=None):
         fractions = [1.0] if args.command == "evaluate" else args.fractions
         return _run_study(args, fractions)
     except (ValueError, ImportError) as exc:
-        parser.error(str(exc))
+        args.subparser.error(str(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover

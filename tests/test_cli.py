@@ -167,3 +167,33 @@ def test_the_package_namespace_loads_on_first_use():
         import cr_sklearn
 
         cr_sklearn.nope  # noqa: B018
+
+
+def test_version(capsys):
+    from cr_sklearn import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"cr-sklearn {__version__}"
+
+
+def test_every_command_has_a_description(capsys):
+    for command in ("study", "evaluate", "factorial"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        usage, _, rest = capsys.readouterr().out.partition("\n\n")
+        assert usage.startswith(f"usage: cr-sklearn {command}")
+        assert not rest.startswith("options:"), f"{command} --help: no description"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["evaluate", "--models", "catboost"], ["factorial", "--regularizers", "lasso"]],
+)
+def test_an_error_shows_the_usage_of_its_command(argv, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: cr-sklearn {argv[0]} ")
+    assert f"cr-sklearn {argv[0]}: error:" in err

@@ -1,6 +1,7 @@
 """The command line against bad inputs: clear messages before any fit."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,19 +50,53 @@ def test_out_that_is_a_file_is_reported_before_any_fit(tmp_path, capsys, no_fits
 
 
 def test_out_that_cannot_be_written_is_reported_before_any_fit(
-    tmp_path, capsys, no_fits, monkeypatch
+    tmp_path, capsys, no_fits
 ):
     locked = tmp_path / "locked"
     locked.mkdir()
-    if os.geteuid() == 0:  # root writes anywhere: pretend the folder is locked
-        monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
-    else:
-        locked.chmod(0o500)
+    locked.chmod(0o500)
     try:
         argv = ["study", "--models", "logreg", "--out", str(locked / "new"), *FAST]
-        assert "is not writable" in _error(argv, capsys)
+        if os.geteuid() != 0:  # root writes into a read-only folder
+            assert "cannot be written" in _error(argv, capsys)
     finally:
         locked.chmod(0o700)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_out_in_proc_is_reported_before_any_fit(capsys, no_fits):
+    # The permission bits let root write into /proc; the kernel does not.
+    for command in ("study", "factorial"):
+        argv = [command, "--out", "/proc/cr-sklearn-out", "--no-progress"]
+        err = _error(argv, capsys)
+        assert "--out /proc/cr-sklearn-out cannot be written" in err
+
+
+def test_the_writability_probe_leaves_nothing_behind(tmp_path):
+    out = tmp_path / "a" / "b"
+    cli._check_out(out, ["study.csv"])
+    assert list(tmp_path.iterdir()) == []
+    out.mkdir(parents=True)
+    (out / "study.csv").write_text("kept")
+    cli._check_out(out, ["study.csv"])
+    assert [p.name for p in out.iterdir()] == ["study.csv"]
+    assert (out / "study.csv").read_text() == "kept"
+
+
+def test_the_input_csv_is_never_overwritten(tmp_path, capsys, no_fits):
+    out = Path("out")  # relative, as typed
+    out.mkdir()
+    data = _csv(out, _frame())
+    data.rename(out / "study.csv")
+    before = (out / "study.csv").read_bytes()
+    argv = ["study", "--dataset", "out/study.csv", "--target", "label"]
+    err = _error([*argv, "--out", "out", *FAST], capsys)
+    assert "would overwrite the input file out/study.csv" in err
+    # The same file through another name: a symbolic link, or ./out.
+    (tmp_path / "link.csv").symlink_to((out / "study.csv").resolve())
+    argv[2] = str(tmp_path / "link.csv")
+    assert "would overwrite the input" in _error([*argv, "--out", "./out"], capsys)
+    assert (out / "study.csv").read_bytes() == before
 
 
 # -- CSV files (item 17) -----------------------------------------------------------
@@ -110,6 +145,16 @@ def test_missing_values_are_reported_before_fitting(tmp_path, capsys, no_fits):
     )
     assert "Missing values" in err
     assert "'b' (2 rows)" in err and "'label' (1 rows)" in err
+
+
+def test_a_csv_without_rows_is_reported_as_such(tmp_path, capsys, no_fits):
+    path = tmp_path / "header.csv"
+    path.write_text("a,b,label\n")
+    argv = ["evaluate", "--dataset", str(path), "--target", "label", *FAST]
+    err = _error(argv, capsys)
+    assert "has no rows" in err and "Non-numeric" not in err
+    path.write_text("")
+    assert "is empty" in _error(argv, capsys)
 
 
 def test_a_path_that_does_not_exist_is_reported_as_such(tmp_path, capsys, no_fits):

@@ -32,9 +32,10 @@ def load_study_dataset(name, target=None):
     Raises
     ------
     ValueError
-        For an unknown name, a path that does not exist, a CSV file without
-        the ``target`` column, with non-numeric feature columns or with
-        missing values (naming the columns).
+        For an unknown name, a path that does not exist, a CSV file that is
+        empty or has no data rows, without the ``target`` column, with
+        non-numeric feature columns or with missing values (naming the
+        columns).
     """
     if name == "pima":
         from cr_sklearn.datasets import load_pima
@@ -66,11 +67,18 @@ def load_study_dataset(name, target=None):
         raise ValueError(f"A CSV dataset needs the label column: --target for {name}.")
     import pandas as pd
 
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{name} is empty: a CSV dataset needs a header row and data rows."
+        ) from None
     if target not in frame.columns:
         raise ValueError(
             f"Column {target!r} is not in {name}; columns: {list(frame.columns)}."
         )
+    if len(frame) == 0:
+        raise ValueError(f"{name} has no rows: only a header row ({target!r} found).")
     X = frame.drop(columns=[target])
     # is_numeric_dtype understands pandas' own dtypes (pandas 3 reads text as
     # a string dtype numpy cannot interpret).
