@@ -13,6 +13,7 @@ by the file's size.
 
 import json
 import math
+import os
 import struct
 import warnings
 
@@ -137,12 +138,14 @@ def save_model(estimator, path):
     Raises
     ------
     TypeError
-        If ``estimator`` is not a cr_sklearn CR estimator, or a parameter or
+        If ``estimator`` is not a cr_sklearn CR estimator (for a pipeline,
+        save its CR step), or a parameter or
         attribute is not plain data (e.g. ``callbacks`` objects or a
         ``numpy.random.RandomState`` as ``random_state``).
     ValueError
         If the model's metadata would exceed what :func:`load_model` reads
-        (see its Notes); no file is written then.
+        (see its Notes), or ``path`` is a symbolic link; no file is written
+        then.
     sklearn.exceptions.NotFittedError
         If ``estimator`` is not fitted.
 
@@ -166,6 +169,16 @@ def save_model(estimator, path):
     True
     """
     save_tensors = _safetensors().save
+    if hasattr(estimator, "steps") and isinstance(estimator.steps, list):
+        # A Pipeline (or a pipeline-like composite): its other steps are
+        # arbitrary objects that this format cannot hold safely.
+        raise TypeError(
+            "save_model saves one CR estimator, not a "
+            f"{type(estimator).__name__}: save its CR step "
+            "(save_model(pipeline[-1], path)) and rebuild the other steps in "
+            "code, or use joblib.dump for the whole pipeline if the file will "
+            "only ever be loaded by you (joblib runs code from the file)."
+        )
     if not isinstance(estimator, BaseCR):
         raise TypeError(
             "save_model saves cr_sklearn's CR estimators (CRClassifier, "
@@ -217,6 +230,14 @@ def save_model(estimator, path):
     if hasattr(path, "write"):
         path.write(blob)
     else:
+        if os.path.islink(path):
+            # Replacing the file atomically would replace the link itself,
+            # and following it would write wherever the link points.
+            raise ValueError(
+                f"{os.fspath(path)!r} is a symbolic link (to "
+                f"{os.readlink(path)!r}): save_model does not replace or "
+                "follow links; save to the link's target or another path."
+            )
         write_atomically(blob, path)
 
 
@@ -244,6 +265,11 @@ def _check_versions(versions, name):
 
 # -- what a fitted estimator's attributes may be -----------------------------
 def _float_vector(value, length, what, name, *, positive=False, sorted_=False):
+    """A float64 vector of ``length`` finite values.
+
+    ``positive`` asks for normal positive numbers: a subnormal scale turns a
+    division into an infinity.
+    """
     if not (
         isinstance(value, np.ndarray)
         and value.dtype.kind == "f"
@@ -253,8 +279,8 @@ def _float_vector(value, length, what, name, *, positive=False, sorted_=False):
         raise bad(name, f"{what} must be a float64 array of shape ({length},)")
     if not np.isfinite(value).all():
         raise bad(name, f"{what} holds non-finite values")
-    if positive and not (value > 0).all():
-        raise bad(name, f"{what} must be positive")
+    if positive and not (value >= np.finfo(np.float64).tiny).all():
+        raise bad(name, f"{what} must be positive (and not subnormal)")
     if sorted_ and not (np.diff(value) >= 0).all():
         raise bad(name, f"{what} must be non-decreasing")
     return value.astype(np.float64)
@@ -637,8 +663,24 @@ def _check_encoding(module, name):
             raise bad(name, "its encoding has bins of non-positive width or scale")
 
 
+def _check_input_scaling(module, name):
+    """The network's own standardisation divides by scales a fit can set.
+
+    A fit keeps a scale of 1 for constant columns and for scales that
+    underflow in float32 (``_net_builder._positive_scale``).
+    """
+    scale = module.input_scale
+    if not bool((scale >= torch.finfo(torch.float32).tiny).all()):
+        raise bad(
+            name,
+            "its network's input_scale holds zero, negative or subnormal "
+            "values (a fit sets positive, normal scales)",
+        )
+
+
 def _check_loaded(estimator, name):
-    """Invariants that need the loaded network: encoding and cut-points."""
+    """Invariants that need the loaded network: scaling, encoding, cut-points."""
+    _check_input_scaling(estimator.net_.module_, name)
     _check_encoding(estimator.net_.module_, name)
     if isinstance(estimator, CROrdinalRegressor):
         with torch.no_grad():
@@ -748,7 +790,11 @@ def load_model(path, *, device="cpu"):
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
         raise bad(name, "unknown format")
     version = payload.get("format_version")
-    if not is_int(version) or version > _FORMAT_VERSION:
+    if not is_int(version) or version < 1:
+        # A number no release wrote (0, -1, true, "1", 1.0): a damaged file,
+        # not a newer format.
+        raise bad(name, f"format_version {version!r:.40} is not a version (1, 2, ...)")
+    if version > _FORMAT_VERSION:
         raise ValueError(
             f"{name!r} uses model format version {version!r:.40}; this "
             f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."

@@ -389,3 +389,73 @@ def test_files_saved_by_release_0_1_0_still_load():
         expected["Xo"], reg.predict(expected["Xo"])
     )
     assert reg.n_iter_ == 7
+
+
+# -- pipelines, links, format versions and the network's own scaling -----------
+def test_a_pipeline_is_refused_with_what_to_do_instead(data, tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = data
+    pipe = make_pipeline(StandardScaler(), CRClassifier(**FAST)).fit(X, y)
+    path = tmp_path / "pipe.safetensors"
+    with pytest.raises(TypeError, match=r"save its CR step.*joblib"):
+        save_model(pipe, path)
+    assert not path.exists()
+    save_model(pipe[-1], path)  # the advice works
+    np.testing.assert_allclose(
+        load_model(path).predict_proba(pipe[:-1].transform(X)), pipe.predict_proba(X)
+    )
+
+
+def test_save_model_refuses_a_symbolic_link(data, tmp_path):
+    X, y = data
+    target = tmp_path / "target.safetensors"
+    target.write_bytes(b"kept")
+    link = tmp_path / "link.safetensors"
+    link.symlink_to(target)
+    clf = CRClassifier(**FAST).fit(X, y)
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        save_model(clf, link)
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        save_model(clf, str(link))
+    assert link.is_symlink() and target.read_bytes() == b"kept"
+    dangling = tmp_path / "dangling.safetensors"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        save_model(clf, dangling)
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("version", [0, -1, True, "1", 1.0, None])
+def test_format_versions_no_release_wrote_are_rejected(saved, tmp_path, version):
+    path = _rewrite(
+        saved, tmp_path / "v.safetensors", edit_payload=_set("format_version", version)
+    )
+    with pytest.raises(ValueError, match="not a valid .* format_version") as exc:
+        load_model(path)
+    assert "Upgrade" not in str(exc.value)
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, 1e-40])  # 1e-40: subnormal float32
+def test_the_networks_input_scale_is_checked(saved, tmp_path, value):
+    def edit(tensors):
+        tensors["module.input_scale"][1] = value
+
+    path = _rewrite(saved, tmp_path / "s.safetensors", edit_tensors=edit)
+    with pytest.raises(ValueError, match="network's input_scale"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("value", [1e-320, 0.0])
+def test_a_subnormal_input_scale_attribute_is_rejected(saved, tmp_path, value):
+    from cr_sklearn._model_file import encode
+
+    scale = encode(np.full(5, value), "input_scale_")
+    path = _rewrite(
+        saved,
+        tmp_path / "a.safetensors",
+        edit_payload=_set_attr("input_scale_", scale),
+    )
+    with pytest.raises(ValueError, match="input_scale_ must be positive"):
+        load_model(path)
