@@ -91,6 +91,28 @@ def test_guaranteed_risk_with_ties_and_unreachable_targets():
     assert _guaranteed_risk_threshold(confidence, np.ones(300), 0.5, 0.05)[0] == np.inf
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 8, 100, 1000])
+def test_a_loose_target_accepts_full_coverage(m):
+    rng = np.random.RandomState(m)
+    confidence = rng.rand(m)
+    losses = (rng.rand(m) < 0.3).astype(float)
+    threshold, bound = _guaranteed_risk_threshold(confidence, losses, 1e6, 0.05)
+    assert threshold == confidence.min() and bound <= 1.0
+    # Every bound passes: the search ends at the lowest confidence.
+    threshold, _ = _guaranteed_risk_threshold(confidence, losses, 1.0 + 1e-9, 0.05)
+    assert threshold == confidence.min()
+
+
+def test_the_selective_classifier_keeps_everything_at_a_loose_target():
+    X, y = make_classification(n_samples=200, random_state=0)
+    model = SelectiveClassifier(
+        LogisticRegression(), signals="max_proba", target_risk=1e6
+    ).fit(X, y)
+    # On the out-of-fold predictions the threshold was chosen on.
+    assert model.coverage_ == 1.0
+    assert model.threshold_ == model.cv_confidence_.min()
+
+
 # -- the meta-estimator --------------------------------------------------------
 @pytest.fixture(scope="module")
 def data():

@@ -134,6 +134,19 @@ def test_unit_weights_and_integer_weights_replicate():
     assert ones == pytest.approx(aurc_score(y_true, y_pred, confidence))
 
 
+@pytest.mark.parametrize("function", [risk_coverage_curve, aurc_score, eaurc_score])
+@pytest.mark.parametrize("loss", ["zero_one", "absolute"])
+def test_huge_and_tiny_weights_are_only_shares(function, loss):
+    y_true, y_pred, confidence = [0, 1, 2], [0, 2, 0], [0.9, 0.5, 0.1]
+    unit = function(y_true, y_pred, confidence, loss=loss)
+    for scale in (1e308, 1e-320):  # their sum overflows; they are subnormal
+        got = function(y_true, y_pred, confidence, sample_weight=[scale] * 3, loss=loss)
+        for a, b in zip(np.atleast_1d(got), np.atleast_1d(unit), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(ValueError, match="finite"):
+        function(y_true, y_pred, confidence, sample_weight=[1.0, np.inf, 1.0])
+
+
 def test_without_ties_the_curve_is_the_risk_of_the_top_k():
     rng = np.random.RandomState(2)
     y_true, y_pred, confidence, _ = random_case(rng, 20)

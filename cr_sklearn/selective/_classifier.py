@@ -86,7 +86,9 @@ def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=
     order = np.sort(confidence)
     n_steps = max(1, math.ceil(math.log2(m))) if m > 1 else 1
     level = delta / n_steps
-    z_min, z_max = 0, m - 1
+    # The candidates are the positions z_min < z <= z_max: all m of them,
+    # full coverage (z = 0) included; ceil(log2(m)) halvings reach one.
+    z_min, z_max = -1, m - 1
     best = (np.inf, np.nan)
     for _ in range(n_steps):
         z = math.ceil((z_min + z_max) / 2)

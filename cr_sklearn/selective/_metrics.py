@@ -62,9 +62,11 @@ def _check_sample_weight(sample_weight, n_samples):
         )
     if not np.all(np.isfinite(weight)) or np.any(weight < 0):
         raise ValueError("sample_weight must be finite and non-negative.")
-    if weight.sum() <= 0:
+    if not weight.any():
         raise ValueError("sample_weight must not sum to zero.")
-    return weight
+    # Only shares of the total weight matter: scaled to a largest weight of 1,
+    # sums of huge weights (1e308) cannot overflow to inf.
+    return weight / weight.max()
 
 
 def _positions(labels, values):
