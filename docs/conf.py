@@ -9,6 +9,8 @@ Environment variables:
 
 - ``CR_SKLEARN_DOCS_OFFLINE=1``: no intersphinx (inventories need the network);
   cross-references to sklearn/torch/numpy then render as plain text.
+
+The built pages need no network: MathJax is served from the site itself.
 - ``CR_SKLEARN_EXAMPLE_QUICK=1``: the gallery scripts run with small settings
   (seconds instead of minutes); add ``-D plot_gallery=0`` to skip running them.
 """
@@ -39,6 +41,9 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     # Only to include the Markdown result files (benchmarks/results/*.md).
     "myst_parser",
+    # MathJax 3 from the installed package (the docs extra), copied into the
+    # site's _static/mathjax, instead of a CDN: the math renders offline.
+    "sphinx-mathjax-offline",
 ]
 # Pages are reST; Markdown enters through ``.. include:: :parser:`` only.
 source_suffix = {".rst": "restructuredtext"}
