@@ -1,5 +1,7 @@
 """CROrdinalRegressor: ordinal regression on a polynomial-DREG network."""
 
+from typing import NamedTuple
+
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
@@ -7,8 +9,15 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._base import BaseCR
+from ._label_order import (
+    categorical_order,
+    check_known,
+    check_order,
+    is_numeric,
+    no_order_error,
+    ranks,
+)
 from ._params import _AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL
-from ._utils import label_ranks
 from .nn.ordinal import ORDINAL_HEADS, cumulative_link_log_proba
 
 __all__ = ["CROrdinalRegressor"]
@@ -23,22 +32,15 @@ def _median_codes(cumulative):
     return (cumulative < 0.5).sum(1)
 
 
-def _ordered_labels(y, classes):
-    """The class order: ``classes`` if given, else the sorted unique labels."""
-    if classes is None:
-        try:
-            return np.unique(y)
-        except TypeError as exc:
-            raise TypeError(
-                "The labels of y cannot be sorted (mixed types?); pass their "
-                "order explicitly with the classes parameter."
-            ) from exc
-    labels = np.asarray(classes)
-    if labels.ndim != 1 or len(np.unique(labels)) != len(labels):
-        raise ValueError(
-            f"classes must be a 1-d sequence of distinct labels, got {classes!r}."
-        )
-    return labels
+class _GivenOrder(NamedTuple):
+    """The orders a fit call was given: ``partial_fit``'s and ``y``'s."""
+
+    classes: object  # partial_fit(classes=...), or None
+    categories: object  # an ordered Categorical y's categories, or None
+
+
+def _same(a, b):
+    return np.asarray(a).tolist() == np.asarray(b).tolist()
 
 
 class CROrdinalRegressor(ClassifierMixin, BaseCR):
@@ -74,9 +76,14 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         decision for accuracy (and what scikit-learn's classifier checks
         assume). See Notes.
     classes : array-like of shape (n_classes,), default=None
-        The labels in increasing order, for labels that do not sort naturally
-        (e.g. ``["low", "mid", "high"]``). ``None``: the sorted unique labels
-        of ``y`` (integers, possibly with gaps, or strings).
+        Every label, lowest first (e.g. ``["low", "mid", "high"]``): the
+        order used exactly as given, never sorted; labels of ``y`` must be
+        among them, and a label may appear once only. ``None``: the order of
+        ``y``: its categories for an ordered pandas ``Categorical``, the
+        sorted values for numbers (possibly with gaps). Strings (or an
+        unordered ``Categorical`` of strings) with no order given raise a
+        ``ValueError``: sorting them alphabetically would rank them wrongly
+        (``["Marked", "None", "Some"]``).
     architecture : {"mlp", "residual"}, default="mlp"
         ``"mlp"``: a plain stack of PolyLayers. ``"residual"``: normalised
         residual blocks (see :mod:`cr_sklearn.growth`), which can be deepened
@@ -213,7 +220,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels in increasing order.
+        Class labels, lowest first (see ``classes``); ranks, ``predict_proba``
+        columns and the cut-points follow this order.
     cutpoints_ : ndarray of shape (n_classes - 1,)
         The fitted, strictly increasing cut-points on the latent scale.
     n_features_in_ : int
@@ -278,7 +286,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     ``"classifier"`` (:class:`~sklearn.base.ClassifierMixin` first), so
     :func:`~sklearn.model_selection.cross_validate`,
     :class:`~sklearn.model_selection.GridSearchCV` and the early-stopping
-    split stratify by class, and string labels work.
+    split stratify by class, and string labels work once their order is
+    given (``classes`` or an ordered Categorical).
 
     **predict: median, not mode, by default.** With the default
     ``prediction="median"``, ``predict`` returns the median class, the first
@@ -327,11 +336,11 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     >>> X = rng.normal(size=(300, 4))
     >>> y = np.digitize(X[:, 0] + 0.5 * X[:, 1], [-1.0, 0.0, 1.0])
     >>> reg = CROrdinalRegressor(hidden_layer_sizes=(16,), random_state=0)
-    >>> reg = reg.fit(X, np.array(["low", "mid", "high", "top"])[y])
+    >>> reg = reg.fit(X, y)
     >>> reg.classes_
-    array(['high', 'low', 'mid', 'top'], dtype='<U4')
-    >>> reg = reg.set_params(classes=["low", "mid", "high", "top"]).fit(
-    ...     X, np.array(["low", "mid", "high", "top"])[y])
+    array([0, 1, 2, 3])
+    >>> grades = np.array(["low", "mid", "high", "top"])[y]
+    >>> reg = reg.set_params(classes=["low", "mid", "high", "top"]).fit(X, grades)
     >>> reg.classes_
     array(['low', 'mid', 'high', 'top'], dtype='<U4')
     >>> bool(np.all(np.diff(reg.predict_cumulative_proba(X[:5]), axis=1) >= 0))
@@ -421,25 +430,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     # -- BaseCR hooks ------------------------------------------------------
     def _encode_targets(self, y, *, reset, classes=None):
         check_classification_targets(y)
+        given = _GivenOrder(None, None) if classes is None else classes
         if reset:
-            if self.classes is not None:
-                labels = _ordered_labels(y, self.classes)
-                if classes is not None and set(np.asarray(classes).tolist()) != set(
-                    labels.tolist()
-                ):
-                    raise ValueError(
-                        "The classes passed to partial_fit differ from the "
-                        "classes parameter."
-                    )
-            else:
-                labels = _ordered_labels(y if classes is None else classes, None)
-            if len(labels) < 2:
-                raise ValueError(
-                    "CROrdinalRegressor needs samples of at least 2 classes in the "
-                    f"data, but the data contains only one class: {labels[0]!r}."
-                )
-            self.classes_ = labels
-        codes = label_ranks(self.classes_, y)
+            self.classes_ = self._label_order(y, given)
+        else:
+            self._check_same_order(given)
+            check_known(self.classes_, y, what="y", where="the fitted classes_")
+        codes = ranks(self.classes_, y)
         if reset:
             # Start the cut-points at the logits of the (smoothed) cumulative
             # class frequencies: the untrained model predicts the class prior.
@@ -447,6 +444,58 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             cum = np.cumsum(counts)[:-1] / counts.sum()
             self._init_cutpoints = np.log(cum) - np.log1p(-cum)
         return codes
+
+    def _label_order(self, y, given):
+        """``classes_`` of a new fit: the order given, never re-sorted.
+
+        The ``classes`` parameter, else ``partial_fit``'s ``classes``, else an
+        ordered Categorical's categories, else sorted numbers; strings have
+        no order to read and raise.
+        """
+        if self.classes is not None:
+            order = check_order(self.classes, "classes")
+            where = "the classes parameter"
+            if given.classes is not None and not _same(given.classes, order):
+                raise ValueError(
+                    f"The classes passed to partial_fit, "
+                    f"{np.asarray(given.classes).tolist()!r:.200}, differ from the "
+                    f"classes parameter, {order.tolist()!r:.200} (the order of "
+                    "the labels counts)."
+                )
+        elif given.classes is not None:
+            order = check_order(given.classes, "classes")
+            where = "the classes passed to partial_fit"
+        elif given.categories is not None:
+            order = given.categories
+            where = "the categories of the ordered Categorical y"
+        elif is_numeric(y):
+            order = np.unique(y)
+            where = None
+        else:
+            raise no_order_error(y, who="CROrdinalRegressor", param="classes")
+        if where is not None:
+            check_known(order, y, what="y", where=f"{where} {order.tolist()!r:.200}")
+        if len(order) < 2:
+            raise ValueError(
+                "CROrdinalRegressor needs samples of at least 2 classes in the "
+                f"data, but the data contains only one class: {order[0]!r}."
+            )
+        return order
+
+    def _check_same_order(self, given):
+        """A warm start keeps ``classes_``: any order passed must equal it."""
+        for what, order in (
+            ("the classes parameter", self.classes),
+            ("the classes passed to partial_fit", given.classes),
+            ("the categories of the ordered Categorical y", given.categories),
+        ):
+            if order is not None and not _same(order, self.classes_):
+                raise ValueError(
+                    f"{what[0].upper()}{what[1:]}, "
+                    f"{np.asarray(order).tolist()!r:.200}, differ from the fitted "
+                    f"classes_, {self.classes_.tolist()!r:.200} (the order of the "
+                    "labels counts). Fit anew (warm_start=False) to change them."
+                )
 
     def _n_outputs(self):
         return 1
@@ -481,8 +530,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         X : array-like of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
-            Ordered labels: numbers (gaps allowed) or strings, ordered by
-            sorting or by the ``classes`` parameter.
+            Ordered labels: numbers (gaps allowed; ordered by value), an
+            ordered pandas Categorical (ordered by its categories), or any
+            labels ordered by the ``classes`` parameter. Strings with no
+            order given raise a ``ValueError``.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-sample weights of the data loss.
 
@@ -491,7 +542,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         self : CROrdinalRegressor
             The fitted estimator.
         """
-        return self._fit(X, y, sample_weight)
+        given = _GivenOrder(None, categorical_order(y))
+        return self._fit(X, y, sample_weight, classes=given)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -504,9 +556,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         y : array-like of shape (n_samples,)
             Ordered labels.
         classes : array-like of shape (n_classes,), default=None
-            All labels; required on the first call unless the ``classes``
-            parameter is set. They are sorted (the ``classes`` parameter, if
-            set, gives the order instead).
+            Every label, lowest first: their order, used exactly as given
+            (never sorted), on the first call unless the ``classes`` parameter
+            is set or ``y`` is an ordered pandas Categorical. Repeated labels,
+            labels of ``y`` missing from it, a first call's ``classes`` that
+            differ from the ``classes`` parameter and a later call's that
+            differ from ``classes_`` raise a ``ValueError``.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-sample weights of the data loss.
 
@@ -531,12 +586,15 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         :meth:`fit`: exact running feature moments, and quantiles computed with
         the current network on a uniform sample of at most 2048 of those rows.
         """
-        if not hasattr(self, "net_") and classes is None and self.classes is None:
+        given = _GivenOrder(classes, categorical_order(y))
+        unordered = given.classes is None and given.categories is None
+        if not hasattr(self, "net_") and unordered and self.classes is None:
             raise ValueError(
-                "classes must be passed on the first call to partial_fit (or set "
-                "the classes parameter)."
+                "classes must be passed on the first call to partial_fit: every "
+                "label, lowest first (or set the classes parameter, or give y as "
+                "an ordered pandas Categorical)."
             )
-        return self._fit(X, y, sample_weight, incremental=True, classes=classes)
+        return self._fit(X, y, sample_weight, incremental=True, classes=given)
 
     # -- prediction ----------------------------------------------------------
     def decision_function(self, X):
@@ -650,8 +708,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         score : float
             ``-MAE``; 0 is perfect.
         """
-        pred = label_ranks(self.classes_, self.predict(X))
-        true = label_ranks(self.classes_, y)
+        check_known(self.classes_, y, what="y", where="classes_")
+        pred = ranks(self.classes_, self.predict(X))
+        true = ranks(self.classes_, y)
         return -float(np.average(np.abs(true - pred), weights=sample_weight))
 
     def __sklearn_tags__(self):

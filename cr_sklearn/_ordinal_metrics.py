@@ -1,14 +1,26 @@
 """Ordinal metrics and scorers, computed on the ranks of the labels.
 
 They duck-type estimators (``predict``, ``classes_``), so the same scorer
-compares ordinal CR networks with any classifier or ordinal model.
+compares ordinal CR networks with any classifier or ordinal model. The
+order of the labels is the one every ordinal function of the package uses
+(given, an ordered Categorical's, or numeric; never guessed for strings).
 """
 
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
+from ._label_order import (
+    categorical_order,
+    check_known,
+    check_order,
+    is_numeric,
+    no_order_error,
+    ranks,
+    resolve_order,
+)
+from ._ordinal import CROrdinalRegressor
 from ._tau import DREGScorer
-from ._utils import final_estimator, label_ranks
+from ._utils import final_estimator
 
 __all__ = [
     "ORDINAL_SCORERS",
@@ -18,7 +30,9 @@ __all__ = [
 ]
 
 
-def macro_averaged_mean_absolute_error(y_true, y_pred, *, sample_weight=None):
+def macro_averaged_mean_absolute_error(
+    y_true, y_pred, *, labels=None, sample_weight=None
+):
     """Mean absolute error averaged over the classes present in ``y_true``.
 
     Each class counts equally, so errors on rare grades are not drowned by
@@ -27,9 +41,16 @@ def macro_averaged_mean_absolute_error(y_true, y_pred, *, sample_weight=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        True values (numbers or ranks).
+        True labels: numbers (compared by value), or any labels with their
+        order given by ``labels`` or by an ordered pandas Categorical
+        ``y_true`` (compared by rank, their position in that order).
     y_pred : array-like of shape (n_samples,)
-        Predicted values.
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        Every label, lowest first, used exactly as given; the errors are then
+        distances between positions in ``labels``. Required for strings
+        (unless ``y_true`` is an ordered Categorical): their order cannot be
+        guessed.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights within each class.
 
@@ -43,11 +64,33 @@ def macro_averaged_mean_absolute_error(y_true, y_pred, *, sample_weight=None):
     >>> from cr_sklearn import macro_averaged_mean_absolute_error
     >>> macro_averaged_mean_absolute_error([0, 0, 0, 1], [0, 0, 0, 0])
     0.5
+    >>> macro_averaged_mean_absolute_error(
+    ...     ["low", "low", "high"], ["low", "mid", "mid"],
+    ...     labels=["low", "mid", "high"])
+    0.75
     """
-    y_true = np.asarray(y_true, dtype=np.float64)
-    y_pred = np.asarray(y_pred, dtype=np.float64)
+    categories = categorical_order(y_true)
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape != y_pred.shape or y_true.ndim != 1:
         raise ValueError("y_true and y_pred must be 1-d arrays of the same length.")
+    if labels is not None or categories is not None:
+        order = resolve_order(
+            y_true,
+            y_pred,
+            labels=labels,
+            categories=categories,
+            who="macro_averaged_mean_absolute_error",
+            param="labels",
+        )
+        y_true, y_pred = ranks(order, y_true), ranks(order, y_pred)
+    elif not (is_numeric(y_true) and is_numeric(y_pred)):
+        raise no_order_error(
+            np.concatenate([y_true, y_pred]),
+            who="macro_averaged_mean_absolute_error",
+            param="labels",
+        )
+    y_true = y_true.astype(np.float64)
+    y_pred = y_pred.astype(np.float64)
     weight = np.ones_like(y_true)
     if sample_weight is not None:
         weight = np.asarray(sample_weight, dtype=np.float64)
@@ -59,41 +102,68 @@ def macro_averaged_mean_absolute_error(y_true, y_pred, *, sample_weight=None):
     return float(np.mean(per_class))
 
 
-def _metric_accuracy(true, pred, sample_weight):
+# The metrics read ranks 0..n_classes-1 of one order.
+def _metric_accuracy(true, pred, sample_weight, n_classes):
     return float(np.average(true == pred, weights=sample_weight))
 
 
-def _metric_mae(true, pred, sample_weight):
+def _metric_mae(true, pred, sample_weight, n_classes):
     return float(np.average(np.abs(true - pred), weights=sample_weight))
 
 
-def _metric_macro_mae(true, pred, sample_weight):
+def _metric_macro_mae(true, pred, sample_weight, n_classes):
     return macro_averaged_mean_absolute_error(true, pred, sample_weight=sample_weight)
 
 
-def _metric_qwk(true, pred, sample_weight):
-    labels = np.union1d(true, pred)
-    if len(labels) < 2:
+def _metric_qwk(true, pred, sample_weight, n_classes):
+    if len(np.union1d(true, pred)) < 2:
         return 1.0
+    # Every rank, so that the quadratic weights are distances in the order
+    # even where a middle grade is absent (cohen_kappa_score weighs by the
+    # position in ``labels``); absent grades add nothing else.
     return float(
         cohen_kappa_score(
-            true, pred, labels=labels, weights="quadratic", sample_weight=sample_weight
+            true,
+            pred,
+            labels=np.arange(n_classes),
+            weights="quadratic",
+            sample_weight=sample_weight,
         )
     )
 
 
-def _classes_of(estimator):
-    return getattr(final_estimator(estimator), "classes_", None)
+def _ordinal_classes(estimator):
+    """``classes_`` of the CROrdinalRegressor an estimator ends in, else None.
+
+    Looks through pipelines and fitted meta-estimators (``best_estimator_``
+    of a search, ``estimator_`` of a wrapper).
+    """
+    for _ in range(16):  # nesting depth; a cycle cannot loop forever
+        estimator = final_estimator(estimator)
+        if isinstance(estimator, CROrdinalRegressor):
+            return getattr(estimator, "classes_", None)
+        inner = getattr(estimator, "best_estimator_", None)
+        if inner is None:
+            inner = getattr(estimator, "estimator_", None)
+        if inner is None:
+            return None
+        estimator = inner
+    return None
 
 
 class OrdinalScorer:
     """An ordinal metric as an sklearn scorer, computed on label *ranks*.
 
-    Labels are mapped to their position in the estimator's ``classes_``
-    (the order given by ``CROrdinalRegressor(classes=...)``, or the sorted
-    labels of any classifier), so string labels and integer labels with gaps
-    are scored by their order, not their values. Without ``classes_``, the
-    sorted union of the true and predicted labels is the order.
+    Labels are mapped to their position in one order, taken in this
+    precedence: ``labels`` (as given); the ``classes_`` of a
+    :class:`CROrdinalRegressor` (bare, last in a pipeline, or inside a fitted
+    search); the categories of an ordered pandas Categorical ``y``; for
+    numbers, their sorted values (with the classifier's ``classes_``, so
+    that ranks do not depend on the labels a test fold holds). String labels
+    with none of these raise a ``ValueError``: a classifier's ``classes_``
+    are sorted alphabetically, which is no order of the grades
+    (``["Marked", "None", "Some"]``), and scoring by it would rank wrongly
+    ordered models better.
 
     Parameters
     ----------
@@ -102,12 +172,17 @@ class OrdinalScorer:
         The metric.
     sign : {1, -1}, default=1
         Multiplies the metric; -1 for errors so that greater is better.
+    labels : array-like of shape (n_classes,), default=None
+        Every label, lowest first, used exactly as given. Must agree with
+        the ``classes_`` of an ordinal estimator it scores.
 
     Examples
     --------
     >>> from cr_sklearn import get_ordinal_scorer
     >>> get_ordinal_scorer("neg_mean_absolute_error")
     OrdinalScorer('mean_absolute_error', sign=-1)
+    >>> get_ordinal_scorer("quadratic_weighted_kappa", labels=["low", "high"])
+    OrdinalScorer('quadratic_weighted_kappa', sign=1, labels=['low', 'high'])
     """
 
     _METRICS = {
@@ -117,7 +192,7 @@ class OrdinalScorer:
         "quadratic_weighted_kappa": _metric_qwk,
     }
 
-    def __init__(self, metric, sign=1):
+    def __init__(self, metric, sign=1, labels=None):
         if metric not in self._METRICS:
             raise ValueError(
                 f"metric must be one of {sorted(self._METRICS)}, got {metric!r}."
@@ -126,6 +201,31 @@ class OrdinalScorer:
             raise ValueError(f"sign must be 1 or -1, got {sign!r}.")
         self.metric = metric
         self.sign = sign
+        self.labels = None if labels is None else check_order(labels, "labels")
+
+    def _order(self, estimator, y, y_pred):
+        declared = _ordinal_classes(estimator)
+        labels = self.labels
+        if labels is not None and declared is not None:
+            if labels.tolist() != np.asarray(declared).tolist():
+                raise ValueError(
+                    f"labels={labels.tolist()!r:.200} differ from the classes_ of "
+                    f"the ordinal estimator scored, "
+                    f"{np.asarray(declared).tolist()!r:.200}: the two orders "
+                    "must be the same."
+                )
+        elif declared is not None:
+            labels = declared
+            check_known(labels, y, what="y", where="the estimator's classes_")
+        return resolve_order(
+            y,
+            y_pred,
+            labels=labels,
+            categories=categorical_order(y),
+            known=getattr(final_estimator(estimator), "classes_", None),
+            who=f"OrdinalScorer({self.metric!r})",
+            param="labels",
+        )
 
     def __call__(self, estimator, X, y, sample_weight=None):
         """Score ``estimator.predict(X)`` against ``y``.
@@ -137,7 +237,7 @@ class OrdinalScorer:
         X : array-like of shape (n_samples, n_features)
             Test samples.
         y : array-like of shape (n_samples,)
-            True labels.
+            True labels (an ordered pandas Categorical gives their order).
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
 
@@ -147,16 +247,14 @@ class OrdinalScorer:
             Greater is better.
         """
         y_pred = np.asarray(estimator.predict(X))
-        y = np.asarray(y)
-        classes = _classes_of(estimator)
-        if classes is None:
-            classes = np.union1d(y, y_pred)
-        true, pred = label_ranks(classes, y), label_ranks(classes, y_pred)
-        value = self._METRICS[self.metric](true, pred, sample_weight)
+        order = self._order(estimator, y, y_pred)
+        true, pred = ranks(order, np.asarray(y)), ranks(order, y_pred)
+        value = self._METRICS[self.metric](true, pred, sample_weight, len(order))
         return self.sign * value
 
     def __repr__(self):
-        return f"OrdinalScorer({self.metric!r}, sign={self.sign})"
+        labels = "" if self.labels is None else f", labels={self.labels.tolist()!r}"
+        return f"OrdinalScorer({self.metric!r}, sign={self.sign}{labels})"
 
 
 #: Ordinal scorers by name (greater is better; errors are ``neg_``).
@@ -170,7 +268,7 @@ ORDINAL_SCORERS = {
 }
 
 
-def get_ordinal_scorer(name):
+def get_ordinal_scorer(name, *, labels=None):
     """An ordinal scorer by name.
 
     Parameters
@@ -180,6 +278,11 @@ def get_ordinal_scorer(name):
         ``"neg_macro_averaged_mean_absolute_error"``,
         ``"quadratic_weighted_kappa"``; also ``"tau"`` and ``"neg_tau"``
         (:class:`DREGScorer` with ``q=99``).
+    labels : array-like of shape (n_classes,), default=None
+        Every label, lowest first, used exactly as given (see
+        :class:`OrdinalScorer`): needed to score string labels of a model
+        other than :class:`CROrdinalRegressor` unless ``y`` is an ordered
+        pandas Categorical. Not used by ``"tau"`` and ``"neg_tau"``.
 
     Returns
     -------
@@ -202,4 +305,7 @@ def get_ordinal_scorer(name):
             f"Unknown ordinal scorer {name!r}; choose from "
             f"{sorted([*ORDINAL_SCORERS, 'tau', 'neg_tau'])}."
         )
-    return ORDINAL_SCORERS[name]
+    if labels is None:
+        return ORDINAL_SCORERS[name]
+    scorer = ORDINAL_SCORERS[name]
+    return OrdinalScorer(scorer.metric, sign=scorer.sign, labels=labels)

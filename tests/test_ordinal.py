@@ -219,26 +219,56 @@ def test_score_is_negative_mae_in_ranks(fitted):
     assert model.score(X, y) == pytest.approx(-np.mean(np.abs(true - pred)))
 
 
-def test_string_labels_sorted_or_explicitly_ordered():
+def test_string_labels_with_no_order_raise():
+    pd = pytest.importorskip("pandas", reason="the Categorical cases need pandas")
+    X, codes = make_ordinal_data(n=60)
+    names = np.array(["None", "Some", "Marked"])[codes % 3]
+    unordered = pd.Categorical(names, categories=["None", "Some", "Marked"])
+    for y in (names, names.astype(object), unordered, pd.Series(unordered)):
+        with pytest.raises(ValueError, match=r"order.*classes=.*ordered pandas"):
+            CROrdinalRegressor(**FAST).fit(X, y)
+
+
+def test_classes_is_the_order_exactly_as_given():
     X, codes = make_ordinal_data(n=160)
     names = np.array(["low", "mid", "high", "top"])
-    y = names[codes]
-    model = CROrdinalRegressor(**FAST).fit(X, y)
-    np.testing.assert_array_equal(model.classes_, sorted(names))
-    ordered = CROrdinalRegressor(**FAST, classes=list(names)).fit(X, y)
+    ordered = CROrdinalRegressor(**FAST, classes=list(names)).fit(X, names[codes])
     np.testing.assert_array_equal(ordered.classes_, names)
     # With the right order the latent score increases with the true grade.
-    eta = ordered.decision_function(X)
-    assert np.corrcoef(eta, codes)[0, 1] > 0.5
+    assert np.corrcoef(ordered.decision_function(X), codes)[0, 1] > 0.5
     assert ordered.predict(X).dtype.kind == "U"
+    # Numbers too: the given order wins over their values.
+    reverse = CROrdinalRegressor(**FAST, classes=[3, 2, 1, 0]).fit(X, codes)
+    np.testing.assert_array_equal(reverse.classes_, [3, 2, 1, 0])
+    assert np.corrcoef(reverse.decision_function(X), codes)[0, 1] < -0.5
+    # Labels the data lacks keep their place in the order.
+    wider = CROrdinalRegressor(**FAST, classes=[-1, 0, 1, 2, 3]).fit(X, codes)
+    np.testing.assert_array_equal(wider.classes_, [-1, 0, 1, 2, 3])
+
+
+def test_ordered_categorical_gives_the_order():
+    pd = pytest.importorskip("pandas", reason="Categorical labels need pandas")
+    X, codes = make_ordinal_data(n=160)
+    order = ["top", "high", "mid", "low", "unused"]  # not alphabetical
+    names = np.array(["low", "mid", "high", "top"])[codes]
+    y = pd.Categorical(names, categories=order[::-1], ordered=True)
+    for labels in (y, pd.Series(y)):
+        model = CROrdinalRegressor(**FAST).fit(X, labels)
+        np.testing.assert_array_equal(model.classes_, order[::-1])
+        assert np.corrcoef(model.decision_function(X), codes)[0, 1] > 0.5
+    # The classes parameter, when set, is the order instead.
+    given = CROrdinalRegressor(**FAST, classes=order).fit(X, y)
+    np.testing.assert_array_equal(given.classes_, order)
 
 
 def test_bad_labels_raise():
     X, codes = make_ordinal_data(n=60)
-    with pytest.raises(ValueError, match="not in classes_"):
+    with pytest.raises(ValueError, match=r"labels \[3\] that are not in the classes"):
         CROrdinalRegressor(**FAST, classes=[0, 1, 2]).fit(X, codes)
-    with pytest.raises(ValueError, match="distinct"):
+    with pytest.raises(ValueError, match=r"once.*\[1\] appear"):
         CROrdinalRegressor(**FAST, classes=[0, 1, 1, 2, 3]).fit(X, codes)
+    with pytest.raises(ValueError, match="1-d"):
+        CROrdinalRegressor(**FAST, classes=[[0, 1], [2, 3]]).fit(X, codes)
     with pytest.raises(ValueError, match="one class"):
         CROrdinalRegressor(**FAST).fit(X, np.zeros(60, dtype=int))
     with pytest.raises(ValueError, match="head"):
@@ -255,11 +285,55 @@ def test_coral_head_and_partial_fit():
     inc = CROrdinalRegressor(**FAST)
     with pytest.raises(ValueError, match="classes must be passed"):
         inc.partial_fit(X, codes)
-    inc.partial_fit(X[:80], codes[:80], classes=[3, 2, 1, 0])
-    np.testing.assert_array_equal(inc.classes_, [0, 1, 2, 3])
+    inc.partial_fit(X[:80], codes[:80], classes=[0, 1, 2, 3])
     before = inc.cutpoints_.copy()
     inc.partial_fit(X[80:], codes[80:])
     assert not np.allclose(before, inc.cutpoints_)
+
+
+def test_partial_fit_classes_are_the_order_as_given():
+    X, codes = make_ordinal_data(n=160)
+    names = np.array(["low", "mid", "high", "top"])
+    inc = CROrdinalRegressor(**FAST).partial_fit(X, codes, classes=[3, 2, 1, 0])
+    np.testing.assert_array_equal(inc.classes_, [3, 2, 1, 0])
+    # The same classes again are fine; any other order or set raises.
+    inc.partial_fit(X, codes, classes=[3, 2, 1, 0])
+    for other in ([0, 1, 2, 3], [3, 2, 1], [3, 2, 1, 0, 4]):
+        with pytest.raises(ValueError, match="differ from the fitted classes_"):
+            inc.partial_fit(X, codes, classes=other)
+    assert inc.n_iter_ == 2
+    strings = CROrdinalRegressor(**FAST).partial_fit(
+        X, names[codes], classes=list(names)
+    )
+    np.testing.assert_array_equal(strings.classes_, names)
+    with pytest.raises(ValueError, match="once"):
+        CROrdinalRegressor(**FAST).partial_fit(X, codes, classes=[0, 1, 2, 3, 3])
+    with pytest.raises(ValueError, match=r"labels \[3\] that are not in the classes"):
+        CROrdinalRegressor(**FAST).partial_fit(X, codes, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="differ from the classes parameter"):
+        CROrdinalRegressor(**FAST, classes=[0, 1, 2, 3]).partial_fit(
+            X, codes, classes=[3, 2, 1, 0]
+        )
+
+
+def test_ordered_categorical_starts_partial_fit():
+    pd = pytest.importorskip("pandas", reason="Categorical labels need pandas")
+    X, codes = make_ordinal_data(n=160)
+    y = pd.Categorical(codes, categories=[3, 2, 1, 0], ordered=True)
+    inc = CROrdinalRegressor(**FAST).partial_fit(X, y)
+    np.testing.assert_array_equal(inc.classes_, [3, 2, 1, 0])
+    with pytest.raises(ValueError, match="Categorical y.*differ from the fitted"):
+        inc.partial_fit(X, pd.Categorical(codes, categories=range(4), ordered=True))
+
+
+def test_warm_start_keeps_the_order():
+    X, codes = make_ordinal_data(n=100)
+    model = CROrdinalRegressor(**FAST, classes=[0, 1, 2, 3], warm_start=True)
+    model.fit(X, codes).set_params(classes=[3, 2, 1, 0])
+    with pytest.raises(ValueError, match="classes parameter.*differ from the fitted"):
+        model.fit(X, codes)
+    with pytest.raises(ValueError, match=r"y contains labels \[7\]"):
+        model.set_params(classes=None).fit(X, np.where(codes == 0, 7, codes))
 
 
 def test_cutpoints_are_trained_without_weight_decay():

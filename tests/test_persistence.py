@@ -67,11 +67,27 @@ def _cases(X, y):
             y,
         ),
         "ordinal": (CROrdinalRegressor(**FAST), X, y),
+        # classes_ in the order given, not sorted: kept by the file.
+        "ordinal-given-order": (
+            CROrdinalRegressor(**FAST, classes=["low", "mid", "high"]),
+            X,
+            np.array(["low", "mid", "high"])[y],
+        ),
+        "ordinal-categorical": (
+            CROrdinalRegressor(**FAST),
+            X,
+            pd.Categorical(
+                np.array(["none", "some", "marked"])[y],
+                categories=["none", "some", "marked"],
+                ordered=True,
+            ),
+        ),
     }
 
 
 CASES = ["binary-bool", "multiclass-strings-frame", "residual-spectral",
-         "class-weight-dict", "ordinal"]  # fmt: skip
+         "class-weight-dict", "ordinal", "ordinal-given-order",
+         "ordinal-categorical"]  # fmt: skip
 
 
 def _same_predictions(a, b, X):
@@ -103,6 +119,21 @@ def test_safe_round_trip_is_exact(case, data, tmp_path):
     )
     assert len(loaded.net_.history) == len(est.net_.history)
     _same_predictions(loaded, est, X)
+
+
+@pytest.mark.parametrize("case", ["ordinal-given-order", "ordinal-categorical"])
+def test_loaded_ordinal_model_keeps_the_order(case, data, tmp_path):
+    est, X, y = _cases(*data)[case]
+    est.fit(X, y)
+    order = list(np.asarray(y.categories if hasattr(y, "categories") else est.classes))
+    save_model(est, tmp_path / "model.safetensors")
+    loaded = load_model(tmp_path / "model.safetensors")
+    assert loaded.classes_.tolist() == order
+    assert loaded.score(X, y) == est.score(X, y)
+    # Training on keeps the order, and refuses another.
+    loaded.partial_fit(X, y, classes=order)
+    with pytest.raises(ValueError, match="differ from the fitted classes_"):
+        loaded.partial_fit(X, y, classes=order[::-1])
 
 
 @pytest.mark.parametrize("case", ["binary-bool", "ordinal", "residual-spectral"])

@@ -203,5 +203,5 @@ def test_macro_mae_and_unknown_names():
     lr = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [1, 1, 5, 5])
     # Ranks in classes_ (1 -> 0, 5 -> 1), not label values.
     assert scorer(lr, [[0.0], [3.0]], [5, 1]) == -1.0
-    with pytest.raises(ValueError, match="labels not in classes_"):
-        scorer(lr, [[0.0]], [3])
+    # Numbers rank by value, with the labels the classifier was fitted on.
+    assert scorer(lr, [[0.0]], [3]) == -1.0

@@ -304,3 +304,18 @@ def test_scorer_callable_signal_and_errors(pima):
         make_aurc_scorer(loss="hinge")
     with pytest.raises(ValueError, match="CR estimator"):
         make_aurc_scorer("input_distance")(model, X, y)
+
+
+def test_absolute_loss_refuses_to_sort_strings():
+    # Alphabetically "Marked" < "None" < "Some": no order of the grades.
+    y_true = np.array(["None", "Marked", "Some"])
+    y_pred = np.array(["Some", "Some", "Some"])
+    confidence = np.array([0.9, 0.5, 0.1])
+    with pytest.raises(ValueError, match=r"order.*labels="):
+        aurc_score(y_true, y_pred, confidence, loss="absolute")
+    given = aurc_score(
+        y_true, y_pred, confidence, loss="absolute", labels=["None", "Some", "Marked"]
+    )
+    assert given == aurc_score(
+        [0, 2, 1], [1, 1, 1], confidence, loss="absolute", labels=[0, 1, 2]
+    )

@@ -318,3 +318,40 @@ def test_dask_backend_gives_the_local_result(data):
         remote = data_fraction_study(models, X, y, n_jobs=2, **kw)
     cols = ["model", "fraction", "split", "n_train", "n_test", "metric", "value"]
     assert local.to_frame()[cols].equals(remote.to_frame()[cols])
+
+
+def test_ordered_categorical_reaches_ordinal_models_and_scorers():
+    pd = pytest.importorskip("pandas", reason="Categorical labels need pandas")
+    from conftest import FAST, make_ordinal_data
+
+    from cr_sklearn import CROrdinalRegressor, get_ordinal_scorer
+
+    X, codes = make_ordinal_data(n=120)
+    X = np.column_stack([np.arange(len(X)), X])  # ids for _Recorder
+    order = ["None", "Some", "Marked", "Severe"]  # not alphabetical
+    y = pd.Series(pd.Categorical(np.array(order)[codes], order, ordered=True))
+    models = {"CR": CROrdinalRegressor(**FAST), "majority": _Recorder()}
+    mae = get_ordinal_scorer("neg_mean_absolute_error")
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    result = data_fraction_study(
+        models, X, y, fractions=(1.0,), cv=cv, scoring={"mae": mae}, progress=False
+    )
+    values = {(r["model"], r["split"]): r["value"] for r in result.records}
+    for s, (train, test) in enumerate(cv.split(X, np.array(order)[codes])):
+        assert np.isfinite(values[("CR", s)])
+        # The majority label's (first in np.unique on a tie, as _Recorder's)
+        # distance in the categories' order.
+        labels, counts = np.unique(np.asarray(y)[train], return_counts=True)
+        majority = order.index(labels[np.argmax(counts)])
+        expected = -np.mean(np.abs(codes[test] - majority))
+        assert values[("majority", s)] == pytest.approx(expected)
+    # Plain strings carry no order: the ordinal model asks for one.
+    with pytest.raises(ValueError, match="order"):
+        data_fraction_study(
+            {"CR": CROrdinalRegressor(**FAST)},
+            X,
+            np.array(order)[codes],
+            fractions=(1.0,),
+            cv=cv,
+            progress=False,
+        )

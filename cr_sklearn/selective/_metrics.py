@@ -97,13 +97,15 @@ def _sample_losses(y_true, y_pred, loss="zero_one", labels=None):
     if loss == "zero_one":
         return (y_true != y_pred).astype(np.float64)
     if labels is None:
-        try:
-            labels = np.union1d(y_true, y_pred)
-        except TypeError as exc:
-            raise TypeError(
-                "The labels cannot be sorted (mixed types?): pass their order "
-                "with labels=."
-            ) from exc
+        if not all(v.dtype.kind in "biuf" for v in (y_true, y_pred)):
+            # Sorting strings (alphabetically) is no order of the grades.
+            raise ValueError(
+                f"loss='absolute' needs the order of the labels "
+                f"{np.unique(y_true.astype(str))[:10].tolist()!r:.200}..., which "
+                "are not numbers: pass it, lowest first, with labels=[...] "
+                "(e.g. an ordinal estimator's classes_)."
+            )
+        labels = np.union1d(y_true, y_pred)
     else:
         labels = _as_1d(labels, "labels")
         if len(np.unique(labels)) != len(labels):
@@ -197,9 +199,11 @@ def risk_coverage_curve(
         positions of the true and the predicted label in ``labels`` (the
         ordinal risk, a mean absolute error in ranks).
     labels : array-like of shape (n_classes,), default=None
-        The order of the labels for ``loss="absolute"``, e.g. an ordinal
-        estimator's ``classes_``; the sorted union of ``y_true`` and
-        ``y_pred`` by default. Ignored for ``"zero_one"``.
+        The order of the labels for ``loss="absolute"``, lowest first and
+        used as given, e.g. an ordinal estimator's ``classes_``; by default
+        the sorted union of ``y_true`` and ``y_pred`` when they are numbers
+        (strings have no order to read: a ``ValueError`` asks for it).
+        Ignored for ``"zero_one"``.
 
     Returns
     -------

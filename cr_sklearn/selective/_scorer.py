@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from ._metrics import _check_loss_option, aurc_score, eaurc_score
-from ._signals import SIGNALS, _resolve_loss, confidence_signals
+from ._signals import SIGNALS, _is_ordinal, _resolve_loss, confidence_signals
 
 __all__ = ["make_aurc_scorer", "neg_aurc_scorer"]
 
@@ -54,6 +54,11 @@ class _AURCScorer:
         """
         loss = _resolve_loss(estimator, self.loss)
         labels = getattr(estimator, "classes_", None) if loss == "absolute" else None
+        if labels is not None and not _is_ordinal(estimator):
+            # An ordinal model's classes_ are the order; another classifier's
+            # are sorted, an order for numbers only (aurc_score refuses to
+            # guess one for strings).
+            labels = labels if np.asarray(labels).dtype.kind in "biuf" else None
         metric = eaurc_score if self.excess else aurc_score
         value = metric(
             y,

@@ -118,8 +118,9 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     during the task (loky does this for its workers; Dask and the sequential
     backend do not).
     """
-    X_train, y_train = _safe_indexing(X, train), y[train]
-    X_test, y_test = _safe_indexing(X, test), y[test]
+    # _safe_indexing keeps a pandas Categorical y (and its order).
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
     limits = (
         threadpool_limits(limits=n_threads)
         if n_threads is not None

@@ -25,6 +25,13 @@ from ._result import StudyResult
 __all__ = ["data_fraction_study"]
 
 
+def _ordered_categorical(y):
+    """``y`` as a pandas Categorical when it is an ordered one, else None."""
+    if getattr(getattr(y, "dtype", None), "ordered", False):
+        return getattr(y, "array", y)  # a Series' values keep the dtype
+    return None
+
+
 def data_fraction_study(
     estimators,
     X,
@@ -54,7 +61,11 @@ def data_fraction_study(
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
-        Class labels.
+        Class labels. An ordered pandas Categorical (or a Series of one)
+        reaches the estimators and the scorers as such, so that ordinal
+        models and :func:`cr_sklearn.get_ordinal_scorer` read the order of
+        its categories; string labels otherwise have no order, and ordinal
+        models and scorers ask for it (``classes=``, ``labels=``).
     fractions : sequence of float in (0, 1], default=(0.05, 0.1, 0.25, 0.5, 1.0)
         Fractions of each training fold to fit on.
     cv : int, cross-validation generator or None, default=None
@@ -136,7 +147,13 @@ def data_fraction_study(
         raise ValueError(
             f"n_threads must be a positive int or None, got {n_threads!r}."
         )
+    # An ordered Categorical's order reaches the estimators and the scorers
+    # (an ordinal model and an ordinal scorer read it); the plain labels
+    # stratify the splits.
+    y_fit = _ordered_categorical(y)
     y = column_or_1d(y, warn=True)
+    if y_fit is None:
+        y_fit = y
     check_consistent_length(X, y)
     if type_of_target(y) not in ("binary", "multiclass"):
         raise ValueError(
@@ -165,7 +182,7 @@ def data_fraction_study(
             for name, est in estimators.items():
                 est = prepare_estimator(est, seed, n_threads)
                 tasks.append(
-                    delayed(fit_and_score)(est, X, y, sub, test, scorers, n_threads)
+                    delayed(fit_and_score)(est, X, y_fit, sub, test, scorers, n_threads)
                 )
                 keys.append((name, fraction, s, len(sub), len(test)))
 

@@ -1,0 +1,136 @@
+"""The order of ordinal labels: given, from an ordered Categorical, or numeric.
+
+Every function that ranks labels (the ordinal estimator, its scorers and
+metrics, the ordinal selective risk) resolves their order here, the same
+way: an order given by the caller is used exactly as given; an ordered
+pandas Categorical gives its categories' order; numbers are ordered by
+value. Anything else (strings, an unordered Categorical of strings) has no
+order to read, and sorting it alphabetically would rank ``"Marked"`` below
+``"None"``: a ValueError asks for the order instead. (Private.)
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = []
+
+
+def categorical_order(y):
+    """The categories of an ordered pandas Categorical ``y`` (or Series), else None.
+
+    Read before ``y`` becomes a numpy array, which drops the order.
+    """
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
+        return np.asarray(dtype.categories)
+    return None
+
+
+def is_numeric(values):
+    """Whether ``values`` (an array) holds numbers only (bools included)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "biuf":
+        return True
+    if values.dtype.kind != "O":
+        return False
+    return all(
+        isinstance(v, numbers.Real) and not isinstance(v, (str, bytes))
+        for v in values.ravel()
+    )
+
+
+def check_order(order, name):
+    """``order`` as a 1-d array of distinct labels, in the order given.
+
+    Parameters
+    ----------
+    order : array-like
+        The labels, lowest first.
+    name : str
+        How the caller calls it in messages (``"classes"``, ``"labels"``).
+    """
+    labels = np.asarray(order)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 1-d sequence of labels, lowest first; "
+            f"got {order!r:.200}."
+        )
+    try:
+        distinct = len(set(labels.tolist()))
+    except TypeError as exc:
+        raise ValueError(f"{name} must hold hashable labels: {exc}.") from None
+    if distinct != len(labels):
+        seen, repeated = set(), []
+        for label in labels.tolist():
+            if label in seen and label not in repeated:
+                repeated.append(label)
+            seen.add(label)
+        raise ValueError(
+            f"{name} must list each label once (it is their order, lowest "
+            f"first); {repeated[:10]} appear more than once."
+        )
+    return labels
+
+
+def check_known(order, values, *, what, where):
+    """Raise a ValueError naming the ``values`` that are not in ``order``."""
+    values = np.asarray(values).ravel()
+    unknown = ~np.isin(values, order)
+    if unknown.any():
+        missing = list(dict.fromkeys(values[unknown].tolist()))
+        raise ValueError(
+            f"{what} contains labels {missing[:10]!r:.200} that are not in {where}."
+        )
+
+
+def ranks(order, values):
+    """Positions of ``values`` in ``order`` (any order; every value known)."""
+    order = np.asarray(order)
+    lookup = {label: i for i, label in enumerate(order.tolist())}
+    return np.fromiter(
+        (lookup[v] for v in np.asarray(values).tolist()),
+        dtype=np.int64,
+        count=np.asarray(values).size,
+    )
+
+
+def no_order_error(values, *, who, param):
+    """The ValueError for labels whose order cannot be read (strings)."""
+    shown = list(dict.fromkeys(np.asarray(values).ravel().tolist()))
+    return ValueError(
+        f"{who} needs the order of the labels {shown[:10]!r:.200}, which are not "
+        "numbers: sorting them (alphabetically) would rank them wrongly. Pass "
+        f"their order, lowest first, with {param}=[...], or give y as an ordered "
+        "pandas Categorical: pd.Categorical(y, categories=[...], ordered=True)."
+    )
+
+
+def resolve_order(
+    y_true, y_pred, *, labels=None, categories=None, known=None, who, param
+):
+    """The order of the labels of ``y_true`` and ``y_pred``, checked to hold them.
+
+    ``labels`` (given by the caller, used as given) first, then
+    ``categories`` (an ordered Categorical's), then the sorted numbers of
+    both and of ``known`` (the labels a classifier was fitted on, so that
+    ranks do not depend on which labels a test fold happens to hold);
+    labels that are not numbers raise :func:`no_order_error`.
+    """
+    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    if labels is not None:
+        order = check_order(labels, param)
+        where = f"{param}={order.tolist()!r:.200}"
+    elif categories is not None:
+        order = np.asarray(categories)
+        where = f"the ordered Categorical's categories {order.tolist()!r:.200}"
+    elif is_numeric(y_true) and is_numeric(y_pred):
+        parts = [y_true, y_pred]
+        if known is not None and is_numeric(known):
+            parts.append(np.asarray(known).ravel())
+        return np.unique(np.concatenate(parts))
+    else:
+        raise no_order_error(np.concatenate([y_true, y_pred]), who=who, param=param)
+    check_known(order, y_true, what="y_true", where=where)
+    check_known(order, y_pred, what="y_pred", where=where)
+    return order
