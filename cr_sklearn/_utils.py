@@ -66,22 +66,6 @@ def final_estimator(estimator):
     return estimator
 
 
-def label_ranks(classes, labels):
-    """Positions of ``labels`` in ``classes`` (any order, not only sorted).
-
-    Raises a ValueError naming the labels that are not in ``classes``.
-    """
-    classes = np.asarray(classes)
-    labels = np.asarray(labels)
-    unknown = ~np.isin(labels, classes)
-    if unknown.any():
-        raise ValueError(
-            f"y contains labels not in classes_: {np.unique(labels[unknown]).tolist()}."
-        )
-    sorter = np.argsort(classes, kind="stable")
-    return sorter[np.searchsorted(classes, labels, sorter=sorter)].astype(np.int64)
-
-
 def validation_split(y_codes, fraction, seed, *, strict=True):
     """Indices ``(train, valid)`` of a hold-out split.
 
