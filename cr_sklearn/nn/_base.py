@@ -40,6 +40,11 @@ class StreamOutput:
     n_directions : int
         Directions the stream carried: ``n_features`` for the exact stream,
         0 without a stream.
+    squared_norms : list of torch.Tensor or None
+        ``||J||_F^2`` of each entry of ``jacobians`` (0-d, summed over the
+        batch), where the pass computed them with the stream; ``None``
+        otherwise (:func:`~cr_sklearn.nn.stream_dreg` then squares the
+        Jacobians itself).
     """
 
     output: torch.Tensor
@@ -47,6 +52,7 @@ class StreamOutput:
     weights: list
     jacobians: list = None
     n_directions: int = 0
+    squared_norms: list = None
 
 
 def random_directions(
@@ -287,7 +293,8 @@ class BaseCRNetwork(nn.Module):
                     else self.encoding.jvp(directions, slope)
                 )
                 stream_exact = False
-        out, derivs, weights, jacobians = self._stream_pass(
+        # A subclass may return the Jacobians' squared norms as a fifth item.
+        out, derivs, weights, jacobians, *norms = self._stream_pass(
             h, directions, exact=stream_exact, derivatives=derivatives, rows=rows
         )
         if exact:
@@ -300,6 +307,7 @@ class BaseCRNetwork(nn.Module):
             weights=weights,
             jacobians=jacobians,
             n_directions=n_directions,
+            squared_norms=norms[0] if norms else None,
         )
 
     def _stream_pass(self, h, directions, *, exact, derivatives, rows):

@@ -152,10 +152,62 @@ class PiecewiseLinearEncoding(nn.Module):
             self.ramp_gain.copy_((1.0 / scale).to(self.ramp_gain))
         return self
 
-    def _position(self, h):
-        # Each output column's input, and where it lies in its bin (0 to 1).
-        t = h[..., self.source]
-        return t, (t - self.low) * self.inv_width
+    def _affine(self, dtype, device):
+        """Each column as one clamped affine map of the inputs (cached).
+
+        ``(select, shift, lower, upper, slope, tolerance)``: column ``c`` is
+        ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``, with
+        ``select`` holding ``inv_width * ramp_gain`` at ``(source[c], c)``
+        (a ramp; its offset and its clamp fold the centring in) or 1 (a
+        copy, unclamped: its value is its input exactly). One matrix product
+        and one clamp encode a batch. ``slope`` is a column's derivative
+        inside its bin and ``tolerance`` its edges' width. Rebuilt when a
+        buffer changes (every setter and ``load_state_dict`` write them in
+        place).
+        """
+        key = (
+            dtype,
+            device,
+            *((t.data_ptr(), t._version) for t in self._buffers.values()),
+        )
+        cached = self.__dict__.get("_affine_cache")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        with torch.inference_mode(False), torch.no_grad():
+            # float64 arithmetic, then the buffers' dtype.
+            inv, gain = self.inv_width.double(), self.ramp_gain.double()
+            low, mean = self.low.double(), self.ramp_mean.double()
+            ramp = self.ramp
+            slope = torch.where(ramp, inv * gain, 1.0)
+            shift = torch.where(ramp, -(low * inv + mean) * gain, 0.0)
+            lower = torch.where(ramp, -mean * gain, -torch.inf)
+            upper = torch.where(ramp, (1.0 - mean) * gain, torch.inf)
+            # An edge's tolerance, in the map's units (copies have none).
+            tolerance = torch.where(ramp, gain * _EDGE_TOLERANCE, 0.0)
+            select = torch.zeros(self.n_features, self.n_encoded, dtype=torch.float64)
+            select[self.source.cpu(), torch.arange(self.n_encoded)] = slope.cpu()
+            found = tuple(
+                t.to(dtype=dtype, device=device)
+                for t in (select, shift, lower, upper, slope, tolerance)
+            )
+        self.__dict__["_affine_cache"] = (key, found)
+        return found
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_affine_cache", None)  # derived; rebuilt on first use
+        return state
+
+    def _encode(self, h):
+        select, shift, lower, upper = self._affine(h.dtype, h.device)[:4]
+        value = torch.addmm(shift, h.reshape(-1, self.n_features), select)
+        # In place when nothing records the ops (prediction): one pass less.
+        value = (
+            value.clamp(lower, upper)
+            if torch.is_grad_enabled()
+            else value.clamp_(lower, upper)
+        )
+        return value.reshape(*h.shape[:-1], self.n_encoded)
 
     def forward(self, h):
         """Encode ``h`` of shape ``(..., n_features)`` to ``(..., n_encoded)``.
@@ -170,9 +222,7 @@ class PiecewiseLinearEncoding(nn.Module):
         torch.Tensor
             The ramps and copies, in the order of the buffers.
         """
-        t, u = self._position(h)
-        ramps = (u.clamp(0.0, 1.0) - self.ramp_mean) * self.ramp_gain
-        return torch.where(self.ramp, ramps, t)
+        return self._encode(h)
 
     def forward_and_slope(self, h):
         """The encoding and its derivative per output column.
@@ -195,16 +245,16 @@ class PiecewiseLinearEncoding(nn.Module):
             The encoding and its derivative with respect to each column's
             input.
         """
-        t, u = self._position(h)
-        gain = self.ramp_gain
-        value = torch.where(self.ramp, (u.clamp(0.0, 1.0) - self.ramp_mean) * gain, t)
-        on_edge = (u.abs() <= _EDGE_TOLERANCE) | ((u - 1).abs() <= _EDGE_TOLERANCE)
-        inside = ((u > 0) & (u < 1)).to(h.dtype)
-        inside = torch.where(on_edge, 0.5, inside)
-        slope = torch.where(
-            self.ramp, (self.inv_width * gain) * inside, torch.ones_like(t)
+        select, shift, lower, upper, slope, tolerance = self._affine(h.dtype, h.device)
+        # The unclamped map: where it lies against the bounds says where the
+        # input lies in its bin (copies are never clamped: infinite bounds).
+        free = torch.addmm(shift, h, select)
+        on_edge = ((free - lower).abs() <= tolerance) | (
+            (upper - free).abs() <= tolerance
         )
-        return value, slope
+        inside = ((free > lower) & (free < upper)).to(h.dtype)
+        inside = torch.where(on_edge, 0.5, inside)
+        return free.clamp(lower, upper), slope * inside
 
     def jvp(self, directions, slope):
         """The encoding's Jacobian applied to ``directions``.

@@ -12,12 +12,15 @@ stacking copies ``J`` every layer; the exact stream also skips the first
 layer's product with the identity (``J_1 = diag(phi'(z_1)) W_1``).
 """
 
+import math
+
 import torch
 from torch import nn
 from torch.nn.modules import module as _module
 
 from ._base import BaseCRNetwork, StreamOutput, random_directions
-from .activations import make_activation
+from ._stream_function import StreamJacobians
+from .activations import FixedActivation, PolyActivation, make_activation
 
 # StreamOutput and random_directions live in ._base, shared with the residual
 # network; they stay importable from here.
@@ -38,6 +41,43 @@ def _plain_call(module):
         and not _module._global_forward_hooks
         and not _module._global_forward_pre_hooks
     )
+
+
+def _in_sigmoid(coefficients, bound):
+    """Coefficients of ``q(s) = p(2 b s - b)``, rows by power (float64).
+
+    ``p`` has ``coefficients[k]`` multiplying ``u**k``; binomial expansion of
+    ``(2 b s - b)**k``.
+    """
+    n_terms = coefficients.shape[0]
+    q = torch.zeros_like(coefficients)
+    for k in range(n_terms):
+        for j in range(k + 1):
+            q[j] += (
+                coefficients[k]
+                * math.comb(k, j)
+                * (2.0 * bound) ** j
+                * (-bound) ** (k - j)
+            )
+    return q
+
+
+def _horner_in_place(coefficients, s):
+    """``sum_k c_k s**k`` by Horner's rule, one fused pass per coefficient."""
+    terms = coefficients.unbind(0)  # degree >= 1: two terms at least
+    value = torch.addcmul(terms[-2], terms[-1], s)
+    for c in reversed(terms[:-2]):
+        torch.addcmul(c, value, s, out=value)
+    return value
+
+
+def _cast_plan(plan, dtype, device):
+    """Every tensor of a nested tuple plan cast to ``dtype`` on ``device``."""
+    if torch.is_tensor(plan):
+        return plan.to(dtype=dtype, device=device).contiguous()
+    if isinstance(plan, tuple | list):
+        return type(plan)(_cast_plan(p, dtype, device) for p in plan)
+    return plan
 
 
 class CRNetwork(BaseCRNetwork):
@@ -151,7 +191,147 @@ class CRNetwork(BaseCRNetwork):
                 h = h * mask
         return self.output(h)
 
+    def predict_values(self, x):
+        """:meth:`forward` without gradients, from folded parameters.
+
+        For prediction: the standardisation is folded into the encoding's
+        (or the first layer's) matrix, each soft bound's ``2 / b`` into its
+        layer, and each polynomial rewritten in ``s = sigmoid(2 z / b)``
+        (``u = 2 b s - b``), so a layer is one matrix product, a sigmoid
+        and one fused pass per coefficient, in place. The folded values
+        are cached and rebuilt when a parameter or buffer changes. They
+        equal :meth:`forward`'s to float rounding (use float64 to keep
+        that at ``1e-12``); hooks, training mode and activations other
+        than the polynomial and the fixed ones take :meth:`forward`.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_outputs)
+            The network output.
+        """
+        plan = None if self.training else self._folded(x.dtype, x.device)
+        if plan is None:
+            with torch.no_grad():
+                return self(x)
+        with torch.no_grad():
+            first, layers, (out_weight_t, out_bias) = plan
+            if first is not None:  # the encoding, standardisation folded in
+                select, shift, lower, upper = first
+                h = torch.addmm(shift, x, select).clamp_(lower, upper)
+            else:
+                h = x
+            for weight_t, bias, fixed, coefficients, squash in layers:
+                z = torch.addmm(bias, h, weight_t)
+                if fixed is not None:
+                    h = fixed(z)
+                else:
+                    # z is this pass's own scratch tensor: reuse its memory.
+                    h = _horner_in_place(
+                        coefficients, torch.sigmoid_(z) if squash else z
+                    )
+            return torch.addmm(out_bias, h, out_weight_t)
+
+    def _folded(self, dtype, device):
+        """The cached plan of :meth:`predict_values`, or ``None`` (no fold)."""
+        if (
+            _module._global_forward_hooks
+            or _module._global_forward_pre_hooks
+            or any(m._forward_hooks or m._forward_pre_hooks for m in self.modules())
+            or not all(
+                isinstance(a, PolyActivation | FixedActivation)
+                for a in self.activations
+            )
+            or any(
+                nn.utils.parametrize.is_parametrized(m)
+                for m in (*self.hidden, self.output)
+            )
+        ):
+            return None
+        tensors = [*self.parameters(), *self.buffers()]
+        key = (dtype, device, *((t.data_ptr(), t._version) for t in tensors))
+        cached = self.__dict__.get("_folded_cache")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        with torch.inference_mode(False), torch.no_grad():
+            plan = self._fold()
+            plan = _cast_plan(plan, dtype, device)
+        self.__dict__["_folded_cache"] = (key, plan)
+        return plan
+
+    def _fold(self):
+        # In float64, whatever the module's dtype.
+        mean = self.input_mean.double()
+        inv_scale = 1.0 / self.input_scale.double()
+        # Standardising is an affine map: x -> x * inv_scale - mean * inv_scale.
+        scale_in, shift_in = inv_scale, -mean * inv_scale
+        first = None
+        if self.encoding is not None:
+            select, shift, lower, upper = (
+                t.double() for t in self.encoding._affine(torch.float64, "cpu")[:4]
+            )
+            first = (
+                select * scale_in.unsqueeze(1),
+                shift + shift_in @ select,
+                lower,
+                upper,
+            )
+            scale_in, shift_in = None, None
+        layers = []
+        for layer, act in zip(self.hidden, self.activations, strict=True):
+            weight_t = layer.weight.double().t()
+            bias = layer.bias.double()
+            if scale_in is not None:
+                bias = bias + shift_in @ weight_t
+                weight_t = weight_t * scale_in.unsqueeze(1)
+                scale_in = shift_in = None
+            if isinstance(act, FixedActivation):
+                layers.append((weight_t, bias, act.forward, None, False))
+                continue
+            a = act.coefficients.double()
+            if act.bound is None:  # u = z: the polynomial as it is
+                layers.append((weight_t, bias, None, a, False))
+                continue
+            b = act.bound
+            # z' = 2 z / b and p(2 b s - b) = q(s) with s = sigmoid(z').
+            layers.append(
+                (weight_t * (2.0 / b), bias * (2.0 / b), None, _in_sigmoid(a, b), True)
+            )
+        out_weight_t = self.output.weight.double().t()
+        out_bias = self.output.bias.double()
+        if scale_in is not None:  # no encoding and no activated layer
+            out_bias = out_bias + shift_in @ out_weight_t
+            out_weight_t = out_weight_t * scale_in.unsqueeze(1)
+        return first, layers, (out_weight_t, out_bias)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_folded_cache", None)  # derived; rebuilt on first use
+        return state
+
     def _stream_pass(self, h, directions, *, exact, derivatives, rows):
+        batch = h.shape[0] if rows is None else rows.shape[0]
+        stream = exact or directions is not None
+        if (
+            stream
+            and self.hidden
+            and (
+                directions is None
+                or (directions.shape[0] == batch and not directions.requires_grad)
+            )
+        ):
+            return self._fused_stream_pass(h, directions, rows)
+        return self._recorded_stream_pass(
+            h, directions, exact=exact, derivatives=derivatives, rows=rows
+        )
+
+    def _recorded_stream_pass(self, h, directions, *, exact, derivatives, rows):
+        # The stream op by op (autograd records each): any directions, no
+        # activated layer.
         batch = h.shape[0] if rows is None else rows.shape[0]
         stream = exact or directions is not None
         # j holds the Jacobian applied to the directions, (batch, k, width):
@@ -192,6 +372,26 @@ class CRNetwork(BaseCRNetwork):
                 oj = oj.expand(batch, *oj.shape[-2:])
             jacobians.append(oj.transpose(1, 2))
         return out, derivs, weights, (jacobians if stream else None)
+
+    def _fused_stream_pass(self, h, directions, rows):
+        # The values first, then the whole stream as one autograd node
+        # (:class:`._stream_function.StreamJacobians`): the same Jacobians,
+        # a backward with fewer passes over them.
+        derivs, weights = [], []
+        for layer, act in zip(self.hidden, self.activations, strict=True):
+            weight = layer.weight
+            weights.append(weight)
+            z = torch.addmm(layer.bias, h, weight.t())
+            mask = self._dropout_mask(z)
+            h, d = act.forward_and_derivative(z, mask)
+            derivs.append(d)
+        output_weight = self.output.weight
+        out = torch.addmm(self.output.bias, h, output_weight.t())
+        slopes = derivs if rows is None else [d[rows] for d in derivs]
+        n = len(weights)
+        found = StreamJacobians.apply(directions, n, *weights, *slopes, output_weight)
+        jacobians = [j.transpose(1, 2) for j in found[: n + 1]]
+        return out, derivs, weights, jacobians, list(found[n + 1 :])
 
     def _reverse_jacobian(self, x):
         res = self.forward_stream(x, None, derivatives=True)

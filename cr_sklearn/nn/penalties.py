@@ -44,7 +44,9 @@ def stream_dreg(result):
     # Sum of squares over whole tensors, divided once: fewer small ops than a
     # per-sample norm, then a batch mean, then a layer mean.
     batch = result.jacobians[0].shape[0]
-    squares = [j.square().sum() for j in result.jacobians]
+    squares = result.squared_norms
+    if squares is None:
+        squares = [j.square().sum() for j in result.jacobians]
     total = squares[0]  # not ``sum()``, whose start 0 adds an op
     for value in squares[1:]:
         total = total + value

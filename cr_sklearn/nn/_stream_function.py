@@ -1,0 +1,172 @@
+"""The Jacobian stream of a plain CR network as one autograd node (private).
+
+Recorded op by op, each layer of the stream ``J_l = d_l * (J_{l-1} W_l^T)``
+and its squared norm put a transpose, a broadcast product, a matrix product
+and a square on the tape; autograd's backward then runs a ``pow``, two
+products and an addition per layer on tensors of ``rows x directions x width``
+elements, besides the two matrix products the chain rule needs. On the small
+networks cr_sklearn trains, those elementwise passes cost as much as the
+products. This function computes the same Jacobians and squared norms with
+the same ops and writes the backward out by hand: per layer, one pass adds
+the penalty's gradient ``2 g J_l`` to the incoming one, one reduction gives
+``d_l``'s gradient, one product gives ``Z_l``'s and two matrix products give
+``W_l``'s and ``J_{l-1}``'s.
+"""
+
+import torch
+
+__all__ = []
+
+
+def stream_values(directions, weights, slopes, output_weight):
+    """``(jacobians, products)``: each ``J_l`` and ``Z_l = J_{l-1} W_l^T``.
+
+    ``directions`` is ``None`` for the exact stream (``J_0`` the identity:
+    ``Z_1 = W_1^T``) or a tensor of shape ``(batch, k, n_in)``. The last
+    Jacobian is the output layer's, ``J_L W_out^T`` (no slope).
+    """
+    jacobians, products = [], []
+    j = directions
+    for weight, d in zip(weights, slopes, strict=True):
+        weight_t = weight.t()
+        # (A contiguous W^T: broadcasting over a transposed view is several
+        # times slower.)
+        z = weight_t.contiguous() if j is None else j @ weight_t
+        j = d.unsqueeze(1) * z
+        products.append(z)
+        jacobians.append(j)
+    jacobians.append(torch.matmul(j, output_weight.t()))
+    return jacobians, products
+
+
+def squared_norms(jacobians):
+    """``||J||^2`` of each Jacobian, summed over every axis.
+
+    One dot product per Jacobian (they are contiguous): no squared copy.
+    """
+    return [torch.dot(j.reshape(-1), j.reshape(-1)) for j in jacobians]
+
+
+class StreamJacobians(torch.autograd.Function):
+    """The stream's Jacobians and their squared norms as one autograd node.
+
+    ``apply(directions, n_layers, *weights, *slopes, output_weight)``
+    returns ``n_layers + 1`` Jacobians of shape ``(batch, k, width)`` (rows
+    are directions; the output layer's last) followed by their squared
+    Frobenius norms (0-d). ``directions`` is ``None`` (exact stream) or a
+    tensor that does not require gradients; ``slopes`` are ``phi'(z_l)`` of
+    the rows that carry the stream, shape ``(batch, width_l)``.
+
+    The backward is written out by hand (see the module docstring). When it
+    is itself differentiated (``create_graph=True``) it recomputes the
+    forward with recorded ops and differentiates that instead.
+    """
+
+    @staticmethod
+    def forward(ctx, directions, n_layers, *tensors):
+        weights = tensors[:n_layers]
+        slopes = tensors[n_layers : 2 * n_layers]
+        output_weight = tensors[2 * n_layers]
+        jacobians, products = stream_values(directions, weights, slopes, output_weight)
+        norms = squared_norms(jacobians)
+        ctx.n_layers = n_layers
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(
+            directions, *weights, *slopes, output_weight, *jacobians, *products
+        )
+        return (*jacobians, *norms)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        n = ctx.n_layers
+        saved = ctx.saved_tensors
+        directions = saved[0]
+        weights = saved[1 : n + 1]
+        slopes = saved[n + 1 : 2 * n + 1]
+        output_weight = saved[2 * n + 1]
+        jacobians = saved[2 * n + 2 : 3 * n + 3]
+        products = saved[3 * n + 3 :]
+        grad_jacobians, grad_norms = grads[: n + 1], grads[n + 1 :]
+        if torch.is_grad_enabled():
+            return _recorded_backward(ctx, saved, grads)
+        needs = ctx.needs_input_grad
+        grad_weights, grad_slopes = [None] * n, [None] * n
+
+        def total(level, from_above):
+            # The gradient reaching J_level: from the layer above, from the
+            # caller's use of J_level and from its squared norm (2 g J).
+            g = from_above
+            if grad_jacobians[level] is not None:
+                g = (
+                    grad_jacobians[level].clone()
+                    if g is None
+                    else g.add_(grad_jacobians[level])
+                )
+            if grad_norms[level] is not None:
+                scale = 2.0 * grad_norms[level]
+                j = jacobians[level]
+                g = j * scale if g is None else g.addcmul_(j, scale)
+            return g
+
+        g = total(n, None)
+        grad_output_weight = None
+        from_above = None
+        if g is not None:
+            last = jacobians[n - 1]
+            n_out = output_weight.shape[0]
+            if needs[2 + 2 * n]:
+                # As autograd orients it: (J_L^T G)^T.
+                grad_output_weight = (
+                    last.reshape(-1, last.shape[-1]).t().mm(g.reshape(-1, n_out)).t()
+                )
+            # n_out == 1: a broadcast product, not a rank-1 matrix product.
+            from_above = g * output_weight if n_out == 1 else g @ output_weight
+        for level in range(n - 1, -1, -1):
+            g = total(level, from_above)
+            from_above = None
+            if g is None:
+                continue
+            d, z, weight = slopes[level], products[level], weights[level]
+            if needs[2 + n + level]:
+                grad_slopes[level] = (g * z).sum(1)
+            gz = g.mul_(d.unsqueeze(1))  # g is this pass's own buffer
+            below = directions if level == 0 else jacobians[level - 1]
+            if below is None:
+                # Exact first layer: J_1 = d_1 * W_1^T, no product.
+                if needs[2 + level]:
+                    grad_weights[level] = gz.sum(0).t()
+                continue
+            n_in, n_out = weight.shape[1], weight.shape[0]
+            if needs[2 + level]:
+                grad_weights[level] = (
+                    below.reshape(-1, n_in).t().mm(gz.reshape(-1, n_out)).t()
+                )
+            if level > 0:
+                from_above = gz @ weight
+        return None, None, *grad_weights, *grad_slopes, grad_output_weight
+
+
+def _recorded_backward(ctx, saved, grads):
+    """The backward of :class:`StreamJacobians` as recorded, differentiable ops."""
+    n = ctx.n_layers
+    directions = saved[0]
+    inputs = saved[1 : 2 * n + 2]
+    wanted = [t for t in inputs if t.requires_grad]
+    outputs, seeds = [], []
+    with torch.enable_grad():
+        jacobians, _ = stream_values(
+            directions, inputs[:n], inputs[n : 2 * n], inputs[2 * n]
+        )
+        norms = squared_norms(jacobians)
+        for value, grad in zip((*jacobians, *norms), grads, strict=True):
+            if grad is not None:
+                outputs.append(value)
+                seeds.append(grad)
+        found = iter(
+            torch.autograd.grad(
+                outputs, wanted, seeds, create_graph=True, allow_unused=True
+            )
+            if outputs and wanted
+            else [None] * len(wanted)
+        )
+    return None, None, *(next(found) if t.requires_grad else None for t in inputs)
