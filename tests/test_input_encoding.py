@@ -2,6 +2,8 @@
 the transformer's, and the stream, the reverse-mode Jacobian and the
 penalties' gradients of an encoded network against autograd (float64)."""
 
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -242,3 +244,57 @@ def test_the_encoding_is_part_of_the_state(cls):
     copy.double().load_state_dict(state)
     x = _inputs()
     torch.testing.assert_close(copy.eval()(x), net(x), rtol=0, atol=0)
+
+
+def _ramps_step_by_step(encoding, h):
+    # The encoding op by op, as it was written before it became one map.
+    t = h[..., encoding.source]
+    u = (t - encoding.low) * encoding.inv_width
+    ramps = (u.clamp(0.0, 1.0) - encoding.ramp_mean) * encoding.ramp_gain
+    return torch.where(encoding.ramp, ramps, t)
+
+
+def test_the_fused_map_equals_the_ramps_step_by_step():
+    n_encoded = PiecewiseLinearEncoding.size(EDGES)
+    encoding = PiecewiseLinearEncoding(D, n_encoded).double().set_edges(EDGES)
+    gen = torch.Generator().manual_seed(0)
+    encoding.set_ramp_scaling(
+        torch.rand(n_encoded, generator=gen), 0.2 + torch.rand(n_encoded, generator=gen)
+    )
+    # Inputs inside, outside and on the edges of every bin.
+    edges = torch.tensor([-1.0, 0.0, 0.5, 1.5, -0.5, 0.2, 1.0], dtype=torch.float64)
+    h = torch.cat([_inputs(n=200), edges.repeat(D, 1).t()[:, :D]])
+    expected = _ramps_step_by_step(encoding, h)
+    value, slope = encoding.forward_and_slope(h)
+    torch.testing.assert_close(encoding(h), expected, rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(value, expected, rtol=1e-14, atol=1e-14)
+    # A copy is its input exactly; one matrix product and one clamp.
+    assert torch.equal(encoding(h)[:, ~encoding.ramp], h[:, [1]])
+    select, shift, lower, upper = encoding._affine(torch.float64, h.device)[:4]
+    assert select.shape == (D, n_encoded)
+    # In float32, within a rounding of the step-by-step values.
+    encoding32 = encoding.float()
+    torch.testing.assert_close(
+        encoding32(h.float()), expected.float(), rtol=1e-6, atol=1e-6
+    )
+
+
+def test_the_map_follows_every_change_of_the_buffers():
+    n_encoded = PiecewiseLinearEncoding.size(EDGES)
+    encoding = PiecewiseLinearEncoding(D, n_encoded).double()
+    h = _inputs()
+    torch.testing.assert_close(encoding(h), _ramps_step_by_step(encoding, h))
+    encoding.set_edges(EDGES)
+    torch.testing.assert_close(encoding(h), _ramps_step_by_step(encoding, h))
+    encoding.set_ramp_scaling(
+        torch.full((n_encoded,), 0.2), torch.full((n_encoded,), 2)
+    )
+    torch.testing.assert_close(encoding(h), _ramps_step_by_step(encoding, h))
+    other = PiecewiseLinearEncoding(D, n_encoded).double()
+    other(h)  # caches the copies' map, then loads the ramps
+    other.load_state_dict(encoding.state_dict())
+    torch.testing.assert_close(other(h), encoding(h), rtol=0, atol=0)
+    with torch.no_grad():
+        other.low.add_(0.1)
+    torch.testing.assert_close(other(h), _ramps_step_by_step(other, h))
+    assert "_affine_cache" not in pickle.loads(pickle.dumps(other)).__dict__

@@ -14,6 +14,7 @@ from cr_sklearn.nn import (
     BaseCRNetwork,
     CRNetwork,
     OrdinalHead,
+    PiecewiseLinearEncoding,
     ResidualCRNetwork,
     random_directions,
     stream_dreg,
@@ -421,3 +422,71 @@ def test_directions_is_none_exact_a_count_or_a_tensor(architecture):
             assert torch.equal(a, b)
     with pytest.raises(ValueError, match="directions"):
         net.forward_stream(x, "approximate")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"activation": "relu"},
+        {"activation": "gelu", "hidden_layer_sizes": (4,)},
+        {"hidden_layer_sizes": ()},
+        {"encoded_features": 9},
+        {"encoded_features": 9, "hidden_layer_sizes": ()},
+    ],
+)
+def test_predict_values_equal_forward_to_float64_rounding(kwargs):
+    params = {"hidden_layer_sizes": HIDDEN, **kwargs}
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        net = CRNetwork(N_FEATURES, N_OUTPUTS, **params).double().eval()
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(0.7 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    net.set_input_scaling(
+        torch.randn(N_FEATURES, generator=gen),
+        torch.rand(N_FEATURES, generator=gen) + 0.5,
+    )
+    if net.encoding is not None:
+        edges = [np.array([-1.0, 0.0, 1.0])] * 4 + [None]
+        assert PiecewiseLinearEncoding.size(edges) == 9
+        net.encoding.set_edges(edges)
+    x = 2 * torch.randn(50, N_FEATURES, generator=gen, dtype=torch.float64)
+    # Rounding relative to the outputs' scale (random cubics grow large).
+    with torch.no_grad():
+        expected = net(x)
+    tol = 1e-12 * float(expected.abs().max())
+    torch.testing.assert_close(net.predict_values(x), expected, rtol=0, atol=tol)
+    # A parameter changed in place: the folded values follow.
+    with torch.no_grad():
+        net.output.weight.mul_(2)
+    with torch.no_grad():
+        expected = net(x)
+    torch.testing.assert_close(net.predict_values(x), expected, rtol=0, atol=2 * tol)
+
+
+def test_predict_values_take_forward_with_hooks_training_or_unbounded():
+    net = _network()
+    x = torch.randn(4, N_FEATURES, dtype=torch.float64)
+    for act in net.activations:
+        act.bound = None  # the polynomial in z itself
+    torch.testing.assert_close(
+        net.predict_values(x), net.eval()(x), rtol=1e-12, atol=1e-12
+    )
+    seen = []
+    handle = net.hidden[0].register_forward_hook(lambda *a: seen.append(1))
+    net.predict_values(x)
+    handle.remove()
+    assert seen == [1]
+    assert net._folded(torch.float64, x.device) is not None
+    net.train()
+    net.dropout = 0.5
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        got = net.predict_values(x)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        with torch.no_grad():
+            expected = net(x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
