@@ -8,11 +8,13 @@ threads it ran with and the load average before and after it.
 Sections (``--sections``; the default runs the first five):
 
 ``threads``
-    A default ``CRClassifier()`` Pima fit (``n_threads="auto"``) beside two
+    A default ``CRClassifier()`` fit (``n_threads="auto"``) beside two
     busy-loop processes against ``n_threads=1`` under the same load (target
-    <= 1.1x) and, for contrast, ``n_threads=None`` (torch's default); idle,
-    against the better of ``n_threads=1`` and ``2`` (target <= 1.15x). Wall
-    clock: threads are about waiting.
+    <= 1.1x) and, on Pima, for contrast, ``n_threads=None`` (torch's
+    default); idle, against the better of ``n_threads=1`` and ``2`` (target
+    <= 1.15x). On Pima (the default fit) and at a fixed number of epochs on
+    a 384-column embedding-like shape and a 5,000 x 50 table. Wall clock:
+    threads are about waiting.
 ``fit``
     A default Pima fit (``n_threads=1``) against ``MLPClassifier`` with the
     same hidden sizes, batch 200 and 100 epochs without early stopping: the
@@ -294,19 +296,59 @@ def _usable_cpus():
         return os.cpu_count() or 1
 
 
+def _embedding_like(n=2000, d=384, seed=0):
+    """Sentence-embedding-like rows: unit-norm ``d``-vectors, a linear rule."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, (X @ rng.standard_normal(d) > 0).astype(int)
+
+
+def _table_like(n=5000, d=50, seed=0):
+    """A ``n`` x ``d`` table: a nonlinear rule of five columns."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, (X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + X[:, 3:5].sum(1) > 0).astype(int)
+
+
+# The shapes the thread targets hold on: name -> (data, fit parameters, the
+# quick run's). Pima is the default fit (as last measured); the others a fixed
+# number of epochs.
+THREAD_SHAPES = {
+    "Pima fit": (_pima, {}, {"max_iter": 10}),
+    "384-column embedding, 2,000 rows, 10 epochs": (
+        _embedding_like,
+        {"max_iter": 10, "early_stopping": False},
+        {"max_iter": 2, "early_stopping": False},
+    ),
+    "5,000 x 50 table, 5 epochs": (
+        _table_like,
+        {"max_iter": 5, "early_stopping": False},
+        {"max_iter": 1, "early_stopping": False},
+    ),
+}
+
+
 def bench_threads(rec, quick):
-    X, y = _pima()
+    for shape, (data, fit, quick_fit) in THREAD_SHAPES.items():
+        _bench_threads_on(rec, quick, shape, *data(), quick_fit if quick else fit)
+
+
+def _bench_threads_on(rec, quick, shape, X, y, fit):
     repeats = 2 if quick else 5
+    pima = shape == "Pima fit"
     # The quick run fits 10 epochs: threads are oversubscribed on purpose
     # here, and n_threads=None can take 30x longer than one thread.
-    fit = {"max_iter": 10} if quick else {}
-    label = " (10 epochs)" if quick else ""
+    label = f" ({fit['max_iter']} epochs)" if pima and fit else ""
     # What "auto" resolves to here, seen from inside a fit.
     probe = _ThreadProbe()
     _cr_fit(X, y, max_iter=1, callbacks=[probe])
     auto_threads = probe.threads
     auto = f"n_threads='auto' (= {auto_threads} here){label}"
-    cases = {"auto": {}, "1": {"n_threads": 1}, "None": {"n_threads": None}}
+    # n_threads=None, torch's default, only on Pima (a contrast, and slow).
+    cases = {"auto": {}, "1": {"n_threads": 1}}
+    if pima:
+        cases["None"] = {"n_threads": None}
     with rec.case("2 busy processes + the fit's") as rows:
         with _busy_processes(2):
             _cr_fit(X, y, max_iter=2)  # warm-up
@@ -319,7 +361,7 @@ def bench_threads(rec, quick):
                     cpu[name].append(used)
         rows.append(
             Row(
-                "Pima fit, loaded",
+                f"{shape}, loaded",
                 f"default {auto}, beside 2 busy processes (wall)",
                 "n_threads=1, same load",
                 _median_ratio(times, "auto", "1"),
@@ -327,25 +369,26 @@ def bench_threads(rec, quick):
                 limit=1.1,
             )
         )
-        rows.append(
-            Row(
-                "Pima fit, loaded",
-                "n_threads=None (torch's default threads), same load (wall)",
-                "n_threads=1, same load",
-                _median_ratio(times, "None", "1"),
+        if pima:
+            rows.append(
+                Row(
+                    f"{shape}, loaded",
+                    "n_threads=None (torch's default threads), same load (wall)",
+                    "n_threads=1, same load",
+                    _median_ratio(times, "None", "1"),
+                )
             )
-        )
-        rows.append(
-            Row(
-                "Pima fit, loaded",
-                "n_threads=None, same load (process CPU time)",
-                "n_threads=1, same load",
-                _median_ratio(cpu, "None", "1"),
+            rows.append(
+                Row(
+                    f"{shape}, loaded",
+                    "n_threads=None, same load (process CPU time)",
+                    "n_threads=1, same load",
+                    _median_ratio(cpu, "None", "1"),
+                )
             )
-        )
         rows.append(
             Row(
-                "Pima fit, loaded",
+                f"{shape}, loaded",
                 f"default fit{label}, wall time",
                 "(absolute)",
                 float(np.median(times["auto"])),
@@ -366,7 +409,7 @@ def bench_threads(rec, quick):
         best = min(("1", "2"), key=lambda name: np.median(times[name]))
         rows.append(
             Row(
-                "Pima fit, idle",
+                f"{shape}, idle",
                 f"default {auto} (wall)",
                 f"better of n_threads=1 and 2 (here {best})",
                 _median_ratio(times, "auto", best),
@@ -376,7 +419,7 @@ def bench_threads(rec, quick):
         )
         rows.append(
             Row(
-                "Pima fit, idle",
+                f"{shape}, idle",
                 "n_threads=2 (wall)",
                 "n_threads=1",
                 _median_ratio(times, "2", "1"),

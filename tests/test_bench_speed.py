@@ -79,3 +79,30 @@ def test_stream_multiply_add_estimate_counts_the_carried_products():
     # Every row carried at batch 64, a quarter at 256.
     assert np.isclose(bench.stream_multiply_add_ratio(384, 256, 64, directions=1), 1.0)
     assert np.isclose(bench.stream_multiply_add_ratio(384, 256, 256, directions=4), 1.0)
+
+
+def test_thread_shapes_have_the_stated_sizes():
+    sizes = {
+        name: data()[0].shape for name, (data, _, _) in bench.THREAD_SHAPES.items()
+    }
+    assert sizes["384-column embedding, 2,000 rows, 10 epochs"] == (2000, 384)
+    assert sizes["5,000 x 50 table, 5 epochs"] == (5000, 50)
+    for _, (data, fit, quick) in bench.THREAD_SHAPES.items():
+        _, y = data()
+        assert set(np.unique(y)) == {0, 1}
+        assert fit.get("max_iter", 100) >= quick["max_iter"]
+
+
+def test_large_data_and_its_child_report(capsys):
+    X, y = bench._large_data(500)
+    assert X.shape == (500, bench.LARGE_FEATURES) and 0.2 < y.mean() < 0.8
+    bench._large_child(300)
+    shown = capsys.readouterr().out.splitlines()
+    wall, cpu, epochs, before, peak, _ = (float(v) for v in shown[-1].split()[1:])
+    assert shown[-1].startswith("LARGE") and peak >= before > 0 and epochs >= 1
+    # verbose=1 showed the epochs as they trained.
+    assert sum(line.strip()[:1].isdigit() for line in shown[:-1]) >= epochs
+
+
+def test_commit_names_the_checkout():
+    assert bench._commit()
