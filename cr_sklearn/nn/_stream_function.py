@@ -10,7 +10,8 @@ products. This function computes the same Jacobians and squared norms with
 the same ops and writes the backward out by hand: per layer, one pass adds
 the penalty's gradient ``2 g J_l`` to the incoming one, one reduction gives
 ``d_l``'s gradient, one product gives ``Z_l``'s and two matrix products give
-``W_l``'s and ``J_{l-1}``'s.
+``W_l``'s and ``J_{l-1}``'s (the latter adding the penalty's ``2 g J_{l-1}``
+as it goes).
 """
 
 import torch
@@ -92,25 +93,36 @@ class StreamJacobians(torch.autograd.Function):
         needs = ctx.needs_input_grad
         grad_weights, grad_slopes = [None] * n, [None] * n
 
-        def total(level, from_above):
-            # The gradient reaching J_level: from the layer above, from the
-            # caller's use of J_level and from its squared norm (2 g J).
-            g = from_above
-            if grad_jacobians[level] is not None:
-                g = (
-                    grad_jacobians[level].clone()
-                    if g is None
-                    else g.add_(grad_jacobians[level])
-                )
-            if grad_norms[level] is not None:
-                scale = 2.0 * grad_norms[level]
-                j = jacobians[level]
+        def total(level, left=None, right=None):
+            # The gradient reaching J_level: ``left @ right`` from the layer
+            # above, the caller's use of J_level and 2 g J_level from its
+            # squared norm, the last added by the product itself (beta).
+            j = jacobians[level]
+            g_norm, g_j = grad_norms[level], grad_jacobians[level]
+            g = None
+            if left is not None:
+                flat = left.reshape(-1, left.shape[-1])
+                if g_norm is not None:
+                    g = torch.addmm(
+                        j.reshape(-1, j.shape[-1]),
+                        flat,
+                        right,
+                        beta=2.0 * float(g_norm),
+                    )
+                    g_norm = None
+                else:
+                    g = flat.mm(right)
+                g = g.view(j.shape)
+            if g_j is not None:
+                g = g_j.clone() if g is None else g.add_(g_j)
+            if g_norm is not None:
+                scale = 2.0 * g_norm
                 g = j * scale if g is None else g.addcmul_(j, scale)
             return g
 
-        g = total(n, None)
+        g = total(n)
         grad_output_weight = None
-        from_above = None
+        left = right = None
         if g is not None:
             last = jacobians[n - 1]
             n_out = output_weight.shape[0]
@@ -119,11 +131,10 @@ class StreamJacobians(torch.autograd.Function):
                 grad_output_weight = (
                     last.reshape(-1, last.shape[-1]).t().mm(g.reshape(-1, n_out)).t()
                 )
-            # n_out == 1: a broadcast product, not a rank-1 matrix product.
-            from_above = g * output_weight if n_out == 1 else g @ output_weight
+            left, right = g, output_weight
         for level in range(n - 1, -1, -1):
-            g = total(level, from_above)
-            from_above = None
+            g = total(level, left, right)
+            left = right = None
             if g is None:
                 continue
             d, z, weight = slopes[level], products[level], weights[level]
@@ -142,7 +153,7 @@ class StreamJacobians(torch.autograd.Function):
                     below.reshape(-1, n_in).t().mm(gz.reshape(-1, n_out)).t()
                 )
             if level > 0:
-                from_above = gz @ weight
+                left, right = gz, weight
         return None, None, *grad_weights, *grad_slopes, grad_output_weight
 
 
