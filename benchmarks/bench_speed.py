@@ -464,13 +464,60 @@ STEP_PART_NAMES = {
     "relu": "ReLU, no DREG, no dropout (a plain MLP in the same loop)",
     "poly": "polynomial + dropout, dreg=None (values only)",
     "local": "dreg='local' (values and slopes, no stream)",
+    "recorded": "the default with its stream recorded op by op (as before the "
+    "stream became one autograd node)",
 }
+
+
+@contextlib.contextmanager
+def _recorded_stream():
+    """The plain network's stream recorded op by op, for the block."""
+    from cr_sklearn.nn import CRNetwork
+
+    fused = CRNetwork._fused_stream_pass
+
+    def recorded(self, h, directions, rows):
+        return self._recorded_stream_pass(
+            h, directions, exact=directions is None, derivatives=True, rows=rows
+        )
+
+    CRNetwork._fused_stream_pass = recorded
+    try:
+        yield
+    finally:
+        CRNetwork._fused_stream_pass = fused
+
+
+def stream_products_per_step(k, rows=64, hidden=HIDDEN, n_outputs=1):
+    """The stream's matrix-product multiply-adds in one training step.
+
+    ``k`` directions on ``rows`` rows: the exact stream skips the first
+    layer's product, so each later layer costs ``rows k w_in w_out`` forward
+    and twice that backward (the weight's and the incoming Jacobian's
+    gradients), and so does the output layer.
+    """
+    widths = [*hidden, n_outputs]
+    forward = sum(
+        rows * k * a * b for a, b in zip(widths[:-1], widths[1:], strict=True)
+    )
+    return 3 * forward
+
+
+def _gemm_seconds_per_multiply_add(k, rows=64, width=HIDDEN[0], repeats=200):
+    """CPU seconds per multiply-add of the stream's own product, one thread."""
+    a = torch.randn(rows * k, width)
+    b = torch.randn(width, width)
+    a.mm(b)
+    start = CLOCK[0]()
+    for _ in range(repeats):
+        a.mm(b)
+    return (CLOCK[0]() - start) / (repeats * rows * k * width * width)
 
 
 def bench_fit(rec, quick):
     X, y = _pima()
     repeats = 2 if quick else 5
-    names = ["cr", "mlp", *STEP_PARTS]
+    names = ["cr", "mlp", *STEP_PARTS, "recorded"]
     with rec.case(1) as rows, threadpool_limits(1):
         _cr_fit(X, y, n_threads=1, max_iter=2)  # warm-up
         _mlp().set_params(mlpclassifier__max_iter=2).fit(X, y)
@@ -482,6 +529,9 @@ def bench_fit(rec, quick):
                     cr = _cr_fit(X, y, n_threads=1)
                 elif name == "mlp":
                     mlp = _mlp().fit(X, y)
+                elif name == "recorded":
+                    with _recorded_stream():
+                        _cr_fit(X, y, n_threads=1)
                 else:
                     _cr_fit(X, y, n_threads=1, **STEP_PARTS[name])
                 times[name].append(CLOCK[0]() - start)
@@ -508,15 +558,36 @@ def bench_fit(rec, quick):
         )
         steps.ok = cr_steps == mlp_steps
         rows.append(steps)
-        for name in STEP_PARTS:
+        for name in (*STEP_PARTS, "recorded"):
+            what = "" if name == "recorded" else "the default with parts off: "
             rows.append(
                 Row(
                     "Pima fit",
-                    f"the default with parts off: {STEP_PART_NAMES[name]}",
+                    what + STEP_PART_NAMES[name],
                     "MLPClassifier, the same steps",
                     _median_ratio(times, name, "mlp"),
                 )
             )
+        # What the stream cannot go below: its matrix products at this
+        # machine's speed for them, on top of everything else a step does
+        # (the dreg='local' fit: values, slopes, dropout, loop, optimizer).
+        k = cr.net_.module_.stream_width
+        assert cr._stream_mode(k) == "exact"  # Pima's default: the exact stream
+        macs = stream_products_per_step(k)
+        with _torch_threads(1):
+            per_mac = _gemm_seconds_per_multiply_add(k)
+        bound = float(np.median(times["local"])) + cr_steps * macs * per_mac
+        rows.append(
+            Row(
+                "Pima fit",
+                f"lower bound of the default: the dreg='local' fit + the stream's "
+                f"matrix products ({macs / 1e6:.1f}M multiply-adds per step: the "
+                f"exact stream, {k} directions on 64 rows, at "
+                f"{1e-9 / per_mac:.0f} G/s measured here)",
+                "MLPClassifier, the same steps",
+                bound / float(np.median(times["mlp"])),
+            )
+        )
         for name, label in [("cr", "CR"), ("mlp", "MLPClassifier")]:
             rows.append(
                 Row(

@@ -106,3 +106,20 @@ def test_large_data_and_its_child_report(capsys):
 
 def test_commit_names_the_checkout():
     assert bench._commit()
+
+
+def test_stream_products_per_step_count_the_exact_streams_products():
+    # 30 directions on 64 rows through 64x64 and 64x1, three times each.
+    assert bench.stream_products_per_step(30) == 3 * 64 * 30 * (64 * 64 + 64)
+    assert bench._gemm_seconds_per_multiply_add(2, rows=4, repeats=3) > 0
+
+
+def test_the_recorded_stream_is_swapped_in_and_back():
+    from cr_sklearn.nn import CRNetwork
+
+    fused = CRNetwork._fused_stream_pass
+    with bench._recorded_stream():
+        assert CRNetwork._fused_stream_pass is not fused
+        X = np.random.default_rng(0).normal(size=(40, 3))
+        CRClassifier(max_iter=1).fit(X, X[:, 0] > 0)
+    assert CRNetwork._fused_stream_pass is fused
