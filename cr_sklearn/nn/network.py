@@ -238,30 +238,43 @@ class CRNetwork(BaseCRNetwork):
 
     def _folded(self, dtype, device):
         """The cached plan of :meth:`predict_values`, or ``None`` (no fold)."""
-        if (
-            _module._global_forward_hooks
-            or _module._global_forward_pre_hooks
-            or any(m._forward_hooks or m._forward_pre_hooks for m in self.modules())
-            or not all(
-                isinstance(a, PolyActivation | FixedActivation)
-                for a in self.activations
-            )
-            or any(
-                nn.utils.parametrize.is_parametrized(m)
-                for m in (*self.hidden, self.output)
-            )
-        ):
+        key = self._state_key(dtype, device)
+        if key is None:
             return None
-        tensors = [*self.parameters(), *self.buffers()]
-        key = (dtype, device, *((t.data_ptr(), t._version) for t in tensors))
         cached = self.__dict__.get("_folded_cache")
         if cached is not None and cached[0] == key:
             return cached[1]
+        if not all(
+            isinstance(a, PolyActivation | FixedActivation) for a in self.activations
+        ) or any(
+            nn.utils.parametrize.is_parametrized(m) for m in (*self.hidden, self.output)
+        ):
+            return None
         with torch.inference_mode(False), torch.no_grad():
-            plan = self._fold()
-            plan = _cast_plan(plan, dtype, device)
+            plan = _cast_plan(self._fold(), dtype, device)
         self.__dict__["_folded_cache"] = (key, plan)
         return plan
+
+    def _state_key(self, dtype, device):
+        """Every parameter's and buffer's storage and version, or ``None``.
+
+        ``None`` when a forward hook (anywhere in the module tree, or a
+        global one) must see the pass. A walk over the modules' own dicts:
+        on one row, ``parameters()`` would cost as much as the pass.
+        """
+        if _module._global_forward_hooks or _module._global_forward_pre_hooks:
+            return None
+        key = [dtype, device]
+        stack = [self]
+        while stack:
+            m = stack.pop()
+            if m._forward_hooks or m._forward_pre_hooks:
+                return None
+            for t in (*m._parameters.values(), *m._buffers.values()):
+                if t is not None:
+                    key += (t.data_ptr(), t._version)
+            stack.extend(c for c in m._modules.values() if c is not None)
+        return tuple(key)
 
     def _fold(self):
         # In float64, whatever the module's dtype.
