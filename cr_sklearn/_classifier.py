@@ -157,7 +157,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         builds the network and kept under ``warm_start`` and
         :meth:`partial_fit`. DREG's stream then differentiates by the encoded
         columns (the encoding acts as fixed features), while :meth:`jacobian`,
-        tau and the reliability signals stay with respect to ``X``. ``"auto"``:
+        :meth:`input_gradient_norms`, tau and the reliability signals are
+        taken with respect to ``X``, through the encoding. ``"auto"``:
         4 bins when ``X`` has at most 100 columns, no encoding above (sentence
         embeddings, for instance); the user guide's page on the defaults has
         the measurements. ``None``: no encoding. The value used is
@@ -226,7 +227,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
         internal folds per epoch (a fold that stopped keeps its last value);
         the model trained for its argmin + 1 epochs. ``None`` otherwise.
     gradient_norm_mean_ : float
-        Mean input-gradient norm on the training data.
+        Mean input-gradient norm on the training data
+        (:meth:`input_gradient_norms`, each column in units of
+        ``input_scale_``).
     gradient_norm_quantiles_ : ndarray of shape (101,)
         Percentiles 0..100 of the training input-gradient norms.
     input_mean_ : ndarray of shape (n_features,)

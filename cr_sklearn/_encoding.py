@@ -86,8 +86,10 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Gradients of a CR model that follows the encoder (``input_sensitivity``,
-    tau) are taken with respect to the encoded columns, not the raw ones.
+    Gradients of any model that follows the encoder in a pipeline
+    (:func:`gradient_norms`, tau) are taken with respect to the encoded
+    columns, the final step's input; a CR estimator's own encoding
+    (``encoding_bins``) is differentiated through, to ``X``.
     :func:`save_model` stores CR estimators only: save such a pipeline with
     :mod:`joblib` (a pickle, to be loaded from trusted sources only).
 

@@ -86,22 +86,21 @@ class InferenceMixin:
                 out[sl] = forward(xb).cpu().numpy()
         return check_finite_rows(out, "network output")
 
-    def _jacobian(self, X, reduce=None):
-        """``d output / d X``; with ``reduce="norm"``, the per-sample norms
-        of the Jacobian with respect to the network's features (the encoded
-        columns, with an input encoding)."""
+    def _jacobian(self, X, scale=None):
+        """``d output / d X``; with ``scale``, the per-sample norms
+        ``||J diag(scale)||_F`` instead of the Jacobians."""
         module = self._inference_module
         n_out, d = self._n_outputs(), self.n_features_in_
         per_row = min(n_out, d) * self._max_width() * 2
+        if scale is not None:
+            scale_t = torch.as_tensor(scale, dtype=torch.float64, device=self.device_)
         result = None
         with _inference_context():
             for sl in self._chunks(X.shape[0], per_row):
                 xb = torch.tensor(X[sl], device=self.device_)
-                if reduce == "norm":
-                    jac = module.feature_jacobian(xb)
-                    jac = torch.linalg.vector_norm(jac, dim=(1, 2))
-                else:
-                    jac = module.input_jacobian(xb)
+                jac = module.input_jacobian(xb)
+                if scale is not None:
+                    jac = torch.linalg.vector_norm(jac * scale_t, dim=(1, 2))
                 jac = jac.cpu().numpy()
                 if result is None:
                     result = np.empty((X.shape[0], *jac.shape[1:]))
@@ -128,31 +127,49 @@ class InferenceMixin:
         """
         return self._jacobian(self._check_X(X))
 
-    def input_gradient_norms(self, X):
-        """Per-sample Frobenius norm of the network's input gradient.
+    def input_gradient_norms(self, X, *, scale=None):
+        """Per-sample norm of the input gradient, each column in units of its spread.
 
-        Without an input encoding, the norm of :meth:`jacobian`. With one
-        (``encoding_bins``), the norm of the Jacobian with respect to the
-        encoded columns the first layer reads, the space DREG smooths: the
-        derivative with respect to ``X`` passes through the ramps' slopes,
-        which are steepest where quantile bins are narrow, that is where the
-        training data are dense, and it would rank the best-supported
-        predictions as the most sensitive. These norms make tau,
-        :meth:`input_sensitivity` and the fitted ``gradient_norm_*``
-        summaries.
+        ``||J_i diag(s)||_F`` with ``J_i`` the :meth:`jacobian` of sample
+        ``i`` (with respect to ``X``, through the standardisation and, with
+        ``encoding_bins``, the input encoding; not with respect to the encoded
+        columns) and ``s`` a scale per column. It is the rule
+        :func:`~cr_sklearn.gradient_norms` applies to every model, computed
+        analytically.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input samples.
+        scale : array-like of shape (n_features,), default=None
+            The unit of each column. ``None``: ``input_scale_``, the training
+            standard deviation (1 where constant), so that a sample's norm does
+            not depend on the batch it is computed in; the fitted
+            ``gradient_norm_*`` summaries and :meth:`input_sensitivity` use it.
+            :func:`~cr_sklearn.gradient_norms` and
+            :class:`~cr_sklearn.DREGScorer` pass the standard deviation of
+            the ``X`` being scored, as for every other model.
 
         Returns
         -------
         norms : ndarray of shape (n_samples,)
-            ``||d f(x) / d x||_F`` for each sample, ``x`` being the encoded
-            columns with an input encoding.
+            ``||d f(x) / d x diag(scale)||_F`` for each sample.
         """
-        return self._jacobian(self._check_X(X), reduce="norm")
+        X = self._check_X(X)
+        return self._jacobian(X, scale=self._check_scale(scale))
+
+    def _check_scale(self, scale):
+        if scale is None:
+            return self.input_scale_
+        scale = np.asarray(scale, dtype=np.float64)
+        if scale.shape != (self.n_features_in_,) or not np.all(
+            np.isfinite(scale) & (scale >= 0)
+        ):
+            raise ValueError(
+                f"scale must hold {self.n_features_in_} finite, non-negative "
+                f"numbers (one per column of X), got shape {scale.shape}."
+            )
+        return scale
 
     def input_sensitivity(self, X):
         """Each sample's input-gradient norm relative to the training mean.

@@ -51,7 +51,10 @@ from ._version import __version__
 __all__ = ["load_model", "save_model"]
 
 _FORMAT = "cr_sklearn.safe"
-_FORMAT_VERSION = 1
+# 2: the gradient-norm summaries measure each column of X in units of its
+# training standard deviation (the rule of gradient_norms); in version 1
+# they were by the encoded columns, or by X in its raw units.
+_FORMAT_VERSION = 2
 _METADATA_KEY = "cr_sklearn"
 # Rebuilt on load from the parameters and the tensors, never read as data.
 # The running partial_fit summaries are not saved: a loaded model starts anew.
@@ -741,7 +744,12 @@ def load_model(path, *, device="cpu"):
     Warns
     -----
     UserWarning
-        If the file was written by another cr_sklearn version.
+        If the file was written by another cr_sklearn version, or in format
+        version 1: its ``gradient_norm_mean_`` and
+        ``gradient_norm_quantiles_`` (and so :meth:`input_sensitivity`,
+        which divides by the mean) were measured by the earlier rule, by the
+        encoded columns or by ``X`` in its raw units; predictions are
+        unaffected. Refit to measure them as this version does.
 
     See Also
     --------
@@ -800,6 +808,18 @@ def load_model(path, *, device="cpu"):
             f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."
         )
     _check_versions(payload.get("versions"), name)
+    if version < 2:
+        warnings.warn(
+            f"{name!r} uses model format version {version}: its gradient-norm "
+            "summaries (gradient_norm_mean_, gradient_norm_quantiles_, and "
+            "input_sensitivity, which divides by the mean) were measured by "
+            "the encoded columns or by X in raw units, not with each column "
+            "in units of its training standard deviation as this version "
+            "measures them. Predictions are unaffected; refit the model to "
+            "compare these summaries with a current model's.",
+            UserWarning,
+            stacklevel=2,
+        )
     cls = _estimator_class(payload.get("estimator"), name)
     estimator = _check_params(cls, payload.get("params"), name)
     attributes = _check_attributes(cls, payload.get("attributes"), name)

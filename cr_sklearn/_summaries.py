@@ -78,13 +78,15 @@ def set_summaries(estimator, X, *, incremental, seed):
     else:
         _reset_stream(estimator)
         rows, mean, scale = X64, X64.mean(axis=0), X64.std(axis=0)
-    norms = estimator._jacobian(rows, reduce="norm")
-    estimator.gradient_norm_mean_ = float(norms.mean())
-    estimator.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))
-    estimator.input_mean_ = mean
     scale = np.array(scale, dtype=np.float64)
     scale[~(scale > 0)] = 1.0
+    estimator.input_mean_ = mean
     estimator.input_scale_ = scale
+    # Each column in units of its training spread, the default scale of
+    # input_gradient_norms: the rule tau uses for every model.
+    norms = estimator._jacobian(rows, scale=scale)
+    estimator.gradient_norm_mean_ = float(norms.mean())
+    estimator.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))
     estimator.input_distance_quantiles_ = np.percentile(
         estimator._input_distance(rows), np.arange(101)
     )

@@ -10,6 +10,7 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy import sparse
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
@@ -43,8 +44,9 @@ def gradient_tail_ratio(norms, q=99):
     Returns
     -------
     tau : float
-        ``percentile(norms, q) / mean(norms)``; ``nan`` if every norm is 0
-        (a locally constant model, e.g. a tree ensemble between its splits).
+        ``percentile(norms, q) / mean(norms)``; ``nan``, with a warning, if
+        every norm is 0 (a locally constant model, e.g. a tree ensemble
+        between its splits).
         When pooling, a fold whose norms are all 0 has no scale to divide by:
         it is left out, with a warning, and tau is ``nan`` if no fold is
         left. The ratio is computed on norms divided by their maximum, so
@@ -81,6 +83,13 @@ def gradient_tail_ratio(norms, q=99):
         norms = _check_norms(norms)
     top = norms.max()
     if not top > 0:
+        warnings.warn(
+            "gradient_tail_ratio: every gradient norm is 0 (a locally constant "
+            "model, e.g. a tree ensemble whose splits lie farther than the "
+            "finite-difference step from every sample); tau is nan.",
+            UserWarning,
+            stacklevel=2,
+        )
         return float("nan")
     # In [0, 1] after dividing by the maximum: the mean cannot overflow.
     scaled = norms / top
@@ -114,16 +123,84 @@ def _scaled_by_mean(norms):
     return scaled / scaled.mean()
 
 
-def _cr_step(estimator):
-    """The estimator whose analytic norms apply, and the steps before it."""
-    if isinstance(estimator, Pipeline):
-        last = estimator.steps[-1][1]
-        if hasattr(last, "input_gradient_norms"):
-            return last, estimator[:-1]
-        return None, None
-    if hasattr(estimator, "input_gradient_norms"):
-        return estimator, None
-    return None, None
+def _resolve(estimator):
+    """The fitted model whose output is differentiated, through wrappers.
+
+    A search's refitted ``best_estimator_`` (``GridSearchCV`` and its
+    relatives), and estimators that declare in ``_gradient_estimator`` which
+    fitted model answers for them (:class:`~cr_sklearn.SelectiveClassifier`,
+    :class:`~cr_sklearn.DepthGrowth`). Any other estimator is differentiated
+    as a whole.
+    """
+    for _ in range(32):
+        inner = getattr(estimator, "best_estimator_", None)
+        if inner is None and hasattr(estimator, "_gradient_estimator"):
+            inner = estimator._gradient_estimator()
+        if inner is None:
+            return estimator
+        estimator = inner
+    return estimator
+
+
+def _final_input(estimator, X):
+    """``(model, X_model)``: the final step of pipelines and what it reads."""
+    estimator = _resolve(estimator)
+    while isinstance(estimator, Pipeline):
+        if len(estimator.steps) > 1:
+            X = estimator[:-1].transform(X)
+        estimator = _resolve(estimator.steps[-1][1])
+    return estimator, X
+
+
+def _column_scale(X):
+    """Each column's standard deviation, the unit of the gradient norms.
+
+    A column with no spread (constant, or all missing) has no unit of its
+    own: it keeps its raw units (scale 1), as the CR estimators'
+    standardisation and ``input_scale_`` do. Missing values are skipped.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Numeric samples.
+
+    Returns
+    -------
+    scale : ndarray of shape (n_features,)
+        Positive and finite.
+    """
+    if sparse.issparse(X):
+        X = X.tocsc().astype(np.float64)
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        squares = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        scale = np.sqrt(np.maximum(squares - mean**2, 0.0))
+    else:
+        X = _numeric(X)
+        with warnings.catch_warnings():
+            # An all-missing column has no scale: it gets 1 below.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            scale = np.nanstd(X, axis=0)
+    scale = np.array(scale, dtype=np.float64)
+    scale[~(np.isfinite(scale) & (scale > 0))] = 1.0
+    return scale
+
+
+def _numeric(X):
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "gradient_norms needs numeric input to differentiate by, and the "
+            f"model's input is not ({exc}). Put the model last in a Pipeline "
+            "whose earlier steps encode the non-numeric columns (e.g. a "
+            "ColumnTransformer with a OneHotEncoder): the gradient is then "
+            "taken with respect to the final step's numeric input."
+        ) from None
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+    return X
 
 
 def _response(estimator, response_method):
@@ -174,28 +251,43 @@ def _response(estimator, response_method):
     return function
 
 
-def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
-    """Per-sample norm of the input gradient of a fitted estimator's output.
+def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=None):
+    """Per-sample input-gradient norm of a fitted estimator, one rule for all.
 
-    - CR estimators (anything with ``input_gradient_norms``): analytic, the
-      Frobenius norm of :meth:`~cr_sklearn.CRClassifier.jacobian` (logits,
-      or the latent score of :class:`~cr_sklearn.CROrdinalRegressor`).
-    - A :class:`~sklearn.pipeline.Pipeline` ending in a CR estimator: ``X``
-      goes through the preceding steps and the analytic gradient is taken
-      with respect to the *last step's input* (the transformed features), not
-      the raw ``X``.
-    - Any other fitted estimator (including other pipelines): central finite
-      differences ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` per feature
-      ``j``, with ``h_j = step * std_j`` (``std_j`` the standard deviation of
-      column ``j`` of ``X``, or 1 for a constant column), evaluated in
-      batches of ``2 * n_features`` perturbed copies.
+    The rule, the same for CR networks and every other model:
+
+    - **The input** is what the compared model reads: the ``X`` given to a
+      bare estimator; in a :class:`~sklearn.pipeline.Pipeline`, the input of
+      its final step (``X`` passed through the earlier steps), for every
+      final model, so that string columns never reach a derivative. The
+      refitted ``best_estimator_`` of a search (``GridSearchCV``...) and the
+      fitted model of :class:`~cr_sklearn.SelectiveClassifier` and
+      :class:`~cr_sklearn.DepthGrowth` answer for them.
+    - **The units**: each column in units of its standard deviation in the
+      ``X`` at which the norms are evaluated (that final-step input). The
+      norm of sample ``i`` is ``||J_i diag(s)||_F``, ``J_i`` the Jacobian of
+      the output with respect to the input and ``s_j`` the standard
+      deviation of column ``j``. A column with no spread in ``X`` (constant,
+      or all missing) keeps its raw units (``s_j = 1``), as the CR
+      estimators' standardisation does.
+    - **CR estimators** (anything with ``input_gradient_norms``) are
+      differentiated analytically, with ``scale=s``: ``J`` is ``d f / d X``
+      through their standardisation and input encoding, not by the encoded
+      columns. **Any other estimator**: central finite differences
+      ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` on every column,
+      binary and one-hot columns included (a derivative, not a flip from 0
+      to 1), with ``h_j = step * s_j``.
 
     Parameters
     ----------
     estimator : fitted estimator
-        The model.
+        The model, a pipeline ending in one, or a wrapper listed above.
+        Other meta-estimators (e.g. ``CalibratedClassifierCV``) are
+        differentiated as a whole with respect to their own input: put them
+        last in a pipeline when that input has non-numeric columns.
     X : array-like of shape (n_samples, n_features)
-        Points at which the gradient is taken.
+        Points at which the gradient is taken (what the estimator's
+        ``predict`` takes).
     response_method : {"auto", "decision_function", "log_proba", \
             "predict_proba", "predict"}, default="auto"
         What is differentiated for non-CR estimators. ``"auto"``:
@@ -204,27 +296,51 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
         so that tau is on the logit scale like a CR network's), else
         ``predict``. ``"predict_proba"`` uses the probability of the positive
         class for two classes, all columns otherwise. Ignored for CR
-        estimators.
+        estimators, whose output is their logits (or latent score, for
+        :class:`~cr_sklearn.CROrdinalRegressor`), as ``decision_function``.
     step : float, default=1e-3
         Relative finite-difference step (see above): finite, at least 1e-12.
+    scale : float or array-like of shape (n_final_features,), default=None
+        The unit of each column of the final step's input. ``None``: its
+        standard deviation in ``X``, the rule above, which tau uses. A fixed
+        scale (e.g. ``1.0``, the raw units) makes a sample's norm
+        independent of the batch it is computed in, for per-sample signals;
+        the finite-difference step is then ``step`` times it.
 
     Returns
     -------
     norms : ndarray of shape (n_samples,)
-        The Frobenius norm of each sample's Jacobian of the output.
+        The Frobenius norm of each sample's Jacobian of the output, each
+        column in units of its ``scale``.
 
     Raises
     ------
     ValueError
         If ``response_method`` is not one of the above, asks for
-        ``predict_proba`` of an estimator without one, or ``step`` is not a
-        finite number of at least 1e-12 (checked for every estimator).
+        ``predict_proba`` of an estimator without one, ``step`` is not a
+        finite number of at least 1e-12 (checked for every estimator),
+        ``scale`` is not finite, non-negative and one per column, or the
+        model's input is not numeric.
+
+    See Also
+    --------
+    cr_sklearn.CRClassifier.input_gradient_norms : The analytic norms, with
+        the training standard deviations as the default scale.
 
     Notes
     -----
-    Piecewise-constant models (tree ensembles) have zero gradient almost
-    everywhere and jumps elsewhere, so their finite-difference norms depend
-    on ``step``; read their tau as a property of that step.
+    Piecewise-constant models (tree ensembles, gradient-boosted trees) have
+    zero gradient almost everywhere and jumps elsewhere: their difference
+    quotients see a jump only where one lies within ``h_j`` of the sample,
+    so their norms, and tau, are properties of ``step``; read their tau at
+    the documented default step. When every norm is 0,
+    :func:`gradient_tail_ratio` returns ``nan`` with a warning.
+
+    A sparse final-step input (e.g. after a ``OneHotEncoder`` with sparse
+    output) is differentiated in chunks of rows made dense, each perturbed
+    batch handed to the model as a sparse matrix of the same format again;
+    the cost grows with the number of columns (``2 * n_features`` model
+    evaluations per row), so prefer dense encodings of moderate width.
 
     Examples
     --------
@@ -233,7 +349,8 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
     >>> from cr_sklearn import gradient_norms
     >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])
     >>> lr = LogisticRegression().fit(X, [0, 0, 1, 1])
-    >>> bool(np.allclose(gradient_norms(lr, X), np.linalg.norm(lr.coef_)))
+    >>> expected = np.linalg.norm(lr.coef_ * X.std(axis=0))
+    >>> bool(np.allclose(gradient_norms(lr, X), expected))
     True
     """
     # Checked for every estimator, also where they are not used (CR ones):
@@ -241,13 +358,31 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3):
     _check_response_method(response_method)
     step = _check_step(step)
     check_is_fitted(estimator)
-    cr, before = _cr_step(estimator)
-    if cr is not None:
-        Xt = X if before is None else before.transform(X)
-        return np.asarray(cr.input_gradient_norms(Xt), dtype=np.float64)
-    return _finite_difference_norms(
-        _response(estimator, response_method), X, float(step)
-    )
+    model, Xt = _final_input(estimator, X)
+    scale = _check_scale(scale, Xt)
+    if hasattr(model, "input_gradient_norms"):
+        norms = model.input_gradient_norms(Xt, scale=scale)
+        return np.asarray(norms, dtype=np.float64)
+    function = _response(model, response_method)
+    return _finite_difference_norms(function, Xt, step, scale)
+
+
+def _check_scale(scale, Xt):
+    """``scale`` as one positive unit per column of ``Xt`` (its spread if None)."""
+    if scale is None:
+        return _column_scale(Xt)
+    n_features = Xt.shape[1] if hasattr(Xt, "shape") else np.shape(Xt)[1]
+    try:
+        values = np.broadcast_to(np.asarray(scale, dtype=np.float64), (n_features,))
+    except (TypeError, ValueError):
+        values = None
+    if values is None or not np.all(np.isfinite(values) & (values >= 0)):
+        raise ValueError(
+            "scale must be None, a number or one number per column of the "
+            f"final step's input ({n_features}), finite and non-negative; got "
+            f"{scale!r:.80}."
+        )
+    return np.array(values)
 
 
 _RESPONSE_METHODS = (
@@ -289,30 +424,43 @@ def _check_step(step):
     return float(step)
 
 
-def _finite_difference_norms(function, X, step):
-    if hasattr(X, "to_numpy"):
-        X = X.to_numpy()
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+def _finite_difference_norms(function, X, step, scale):
+    """``||J diag(s)||_F`` per row by central differences, ``h_j = step s_j``."""
+    is_sparse = sparse.issparse(X)
+    if is_sparse:
+        fmt = X.format
+        X = X.tocsr().astype(np.float64)
+    else:
+        X = _numeric(X)
     n, d = X.shape
-    scale = X.std(axis=0)
-    scale[~np.isfinite(scale) | (scale == 0)] = 1.0
     h = step * scale
-    squared = np.zeros(n)
-    # Perturb a block of features at a time: 2 * n * block rows per call.
-    block = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * n * d))
-    for start in range(0, d, block):
-        feats = np.arange(start, min(d, start + block))
-        k = len(feats)
-        shifts = np.zeros((2 * k, d))
-        shifts[np.arange(k), feats] = h[feats]
-        shifts[k + np.arange(k), feats] = -h[feats]
-        batch = (X[None, :, :] + shifts[:, None, :]).reshape(2 * k * n, d)
-        out = function(batch).reshape(2 * k, n, -1)
-        grad = (out[:k] - out[k:]) / (2 * h[feats])[:, None, None]
-        squared += np.square(grad).sum(axis=(0, 2))
-    return np.sqrt(squared)
+    norms = np.empty(n)
+    # Rows at a time, so that a sparse input is made dense in bounded chunks
+    # and every batch stays within _FD_CHUNK_ELEMENTS (for wide inputs, a
+    # block of columns at a time).
+    rows = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * d * d))
+    block = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * min(rows, n) * d))
+    for r0 in range(0, n, rows):
+        chunk = X[r0 : r0 + rows]
+        chunk = chunk.toarray() if is_sparse else chunk
+        m = chunk.shape[0]
+        squared = np.zeros(m)
+        for start in range(0, d, block):
+            feats = np.arange(start, min(d, start + block))
+            k = len(feats)
+            shifts = np.zeros((2 * k, d))
+            shifts[np.arange(k), feats] = h[feats]
+            shifts[k + np.arange(k), feats] = -h[feats]
+            batch = (chunk[None, :, :] + shifts[:, None, :]).reshape(2 * k * m, d)
+            if is_sparse:
+                batch = sparse.csr_matrix(batch).asformat(fmt)
+            out = np.asarray(function(batch), dtype=np.float64).reshape(2 * k, m, -1)
+            # Scaled units: the difference over 2 * step, as d f / d x_j * s_j
+            # (0 for a column of scale 0: no step, no difference).
+            grad = (out[:k] - out[k:]) / (2 * step)
+            squared += np.square(grad).sum(axis=(0, 2))
+        norms[r0 : r0 + m] = np.sqrt(squared)
+    return norms
 
 
 class DREGScorer:

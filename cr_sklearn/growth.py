@@ -708,21 +708,31 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.jacobian(X)
 
     @available_if(_estimator_has("input_gradient_norms"))
-    def input_gradient_norms(self, X):
+    def input_gradient_norms(self, X, *, scale=None):
         """Per-sample input-gradient norms of the selected model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input samples.
+        scale : array-like of shape (n_features,), default=None
+            The unit of each column; ``None``: the selected model's training
+            standard deviations (see
+            :meth:`cr_sklearn.CRClassifier.input_gradient_norms`).
 
         Returns
         -------
         norms : ndarray of shape (n_samples,)
-            Frobenius norm of :meth:`jacobian` per sample.
+            Frobenius norm of :meth:`jacobian` per sample, each column times
+            its ``scale``.
         """
         X = self._inner_X(X)
-        return self.estimator_.input_gradient_norms(X)
+        return self.estimator_.input_gradient_norms(X, scale=scale)
+
+    def _gradient_estimator(self):
+        # gradient_norms and DREGScorer differentiate the selected model.
+        check_is_fitted(self)
+        return self.estimator_
 
     def score(self, X, y, sample_weight=None):
         """The selected model's own score (accuracy for a classifier).

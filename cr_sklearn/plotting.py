@@ -264,7 +264,10 @@ class GradientNormDisplay:
 
     One histogram per estimator, with its mean (dashed) and ``q``-th
     percentile (dotted) marked; tau = percentile / mean is in the legend and,
-    for a single estimator, the title. Norms are divided by their mean by
+    for a single estimator, the title. The norms follow the one rule of
+    :func:`~cr_sklearn.gradient_norms` for every model: with respect to the
+    input of a pipeline's final step, each column in units of its standard
+    deviation in ``X``. Norms are divided by their mean by
     default, so models on different scales are comparable: the mean is then
     at 1 and the percentile at tau. Build it with :meth:`from_estimator` or
     :meth:`from_estimators`.
@@ -333,8 +336,8 @@ class GradientNormDisplay:
         Parameters
         ----------
         estimator : fitted estimator
-            Any fitted model: CR estimators (and pipelines ending in one) give
-            analytic norms, others finite differences
+            Any fitted model or pipeline: CR estimators give analytic norms,
+            others finite differences, by the same rule
             (:func:`~cr_sklearn.gradient_norms`).
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, e.g. a test set.
@@ -384,7 +387,9 @@ class GradientNormDisplay:
         Parameters
         ----------
         estimators : dict of str to estimator, or list of estimators
-            Fitted models, by name (a list is named by class names).
+            Fitted models, by name (a list is named by class names). Models
+            are compared in the same space when they read the same input:
+            pipelines with the same earlier steps, or bare models of ``X``.
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, the same for all.
         q : float, default=99

@@ -80,19 +80,20 @@ def test_jacobians_are_with_respect_to_x(encoded, data):
     close = np.isclose(jac, fd, rtol=1e-4, atol=1e-6)
     assert close.mean() > 0.95
     assert np.abs(jac[:, 0, :4]).max() > 0  # the ramps carry gradient
-    # The gradient norms (tau, input_sensitivity) are with respect to the
-    # encoded columns: autograd through the same network after its encoding.
+    # The gradient norms (tau, input_sensitivity) are with respect to X too,
+    # each column in units of its training spread: not the encoded columns.
+    norms = encoded.input_gradient_norms(rows)
+    expected = np.linalg.norm(jac * encoded.input_scale_, axis=(1, 2))
+    np.testing.assert_allclose(norms, expected, rtol=1e-12)
     module = encoded._inference_module
+    with torch.no_grad():
+        features = module._inputs(torch.as_tensor(rows))
     after = copy.deepcopy(module)
     after.encoding = None
     after.input_mean = torch.zeros(module.input_width, dtype=torch.float64)
     after.input_scale = torch.ones(module.input_width, dtype=torch.float64)
-    with torch.no_grad():
-        features = module._inputs(torch.as_tensor(rows))
     grads = torch.func.vmap(torch.func.jacrev(lambda e: after(e[None])[0]))(features)
-    norms = encoded.input_gradient_norms(rows)
-    np.testing.assert_allclose(norms, torch.linalg.vector_norm(grads, dim=(1, 2)))
-    assert not np.allclose(norms, np.linalg.norm(jac, axis=(1, 2)))
+    assert not np.allclose(norms, torch.linalg.vector_norm(grads, dim=(1, 2)))
     np.testing.assert_allclose(
         encoded.input_sensitivity(rows), norms / encoded.gradient_norm_mean_
     )

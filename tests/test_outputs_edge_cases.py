@@ -34,9 +34,11 @@ def test_folds_with_zero_norms_are_left_out_of_the_pooled_tau():
         assert gradient_tail_ratio([[0, 0, 0], [1, 1, 1]]) == 1.0
     with pytest.warns(UserWarning, match=r"fold\(s\) \[0, 1\]"):
         assert np.isnan(gradient_tail_ratio([[0.0, 0.0], [0.0, 0.0]]))
+    # One array: no fold to leave out, and a nan tau says why.
+    with pytest.warns(UserWarning, match="every gradient norm is 0"):
+        assert np.isnan(gradient_tail_ratio([0.0, 0.0, 0.0]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert np.isnan(gradient_tail_ratio([0.0, 0.0, 0.0]))  # one array: no fold
         assert gradient_tail_ratio([[1.0, 3.0], [10.0, 30.0]], q=100) == 1.5
 
 

@@ -394,7 +394,7 @@ def test_other_versions_warn_or_raise(saved, tmp_path):
 def test_file_records_versions(saved):
     header, _ = _split_file(saved.read_bytes(), saved)
     payload = json.loads(header["__metadata__"]["cr_sklearn"])
-    assert payload["format_version"] == 1
+    assert payload["format_version"] == 2
     assert payload["versions"]["cr_sklearn"] == cr_sklearn.__version__
     assert {"scikit-learn", "torch", "numpy"} <= set(payload["versions"])
 
@@ -490,3 +490,11 @@ def test_a_subnormal_input_scale_attribute_is_rejected(saved, tmp_path, value):
     )
     with pytest.raises(ValueError, match="input_scale_ must be positive"):
         load_model(path)
+
+
+def test_format_1_files_say_their_gradient_summaries_are_dated():
+    # Release 0.1.0 wrote format 1, whose gradient-norm summaries were
+    # measured by the encoded columns or by X in raw units.
+    data = Path(__file__).parent / "data"
+    with pytest.warns(UserWarning, match="format version 1: its gradient-norm"):
+        load_model(data / "crclassifier_0.1.0.safetensors")

@@ -90,7 +90,12 @@ def test_other_models_get_probability_and_gradient_signals(data):
     logreg = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
     signals = confidence_signals(logreg, X)
     assert list(signals) == ["max_proba", "gradient_norm"]
-    np.testing.assert_allclose(signals["gradient_norm"], -gradient_norms(logreg, X))
+    np.testing.assert_allclose(
+        signals["gradient_norm"], -gradient_norms(logreg, X, scale=1.0)
+    )
+    # A sample's signal does not depend on the batch it is scored in.
+    alone = confidence_signals(logreg, X[:1], "gradient_norm")["gradient_norm"]
+    np.testing.assert_allclose(alone, signals["gradient_norm"][:1])
     # A linear model's gradient norm is constant: one tie, not noise.
     assert len(np.unique(signals["gradient_norm"])) == 1
     with pytest.raises(ValueError, match="CR estimator"):

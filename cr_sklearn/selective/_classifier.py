@@ -532,6 +532,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 
+    def _gradient_estimator(self):
+        # gradient_norms and DREGScorer differentiate the refitted base
+        # estimator, whose predictions these are.
+        check_is_fitted(self)
+        return self.estimator_
+
     def confidence(self, X):
         """The combined confidence in each prediction (higher = trust more).
 

@@ -248,11 +248,14 @@ def confidence_signals(
       training mode (dropout on), with the torch generator seeded from
       ``random_state``.
     - ``"gradient_norm"`` (any model): minus the per-sample input-gradient
-      norm of :func:`~cr_sklearn.gradient_norms` (finite differences for
-      models other than CR's, for which it ranks like
-      ``"input_sensitivity"``), rounded to 9 significant digits of the
-      largest norm so that the constant norm of a linear model is a tie, not
-      a ranking by rounding noise.
+      norm of :func:`~cr_sklearn.gradient_norms` with respect to the final
+      step's input in its raw units (``scale=1.0``; standardise in the
+      pipeline for the training spread's units, which
+      ``"input_sensitivity"`` uses), so that a sample's signal does not
+      depend on the batch it is computed in; finite differences for models
+      other than CR's. Rounded to 9 significant digits of the largest norm
+      so that the constant norm of a linear model is a tie, not a ranking by
+      rounding noise.
     - ``"confidence"``: the estimator's own ``confidence(X)``, e.g. of
       :class:`SelectiveClassifier`.
 
@@ -351,7 +354,10 @@ def confidence_signals(
                 final, Xt, predicted_positions(), loss, median, n_passes, random_state
             )
         elif name == "gradient_norm":
-            out[name] = -_tie_rounding_noise(gradient_norms(estimator, X))
+            # Raw units of the final step's input, not X's spread: a
+            # sample's signal must not depend on the batch it is scored in.
+            norms = gradient_norms(estimator, X, scale=1.0)
+            out[name] = -_tie_rounding_noise(norms)
         else:  # "confidence"
             if not hasattr(estimator, "confidence"):
                 raise ValueError(
