@@ -199,7 +199,7 @@ def _numeric(X):
             "taken with respect to the final step's numeric input."
         ) from None
     if X.ndim != 2:
-        raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+        raise ValueError(f"X must be a 2D array, got shape {X.shape}.")
     return X
 
 

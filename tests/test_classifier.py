@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 from conftest import FAST
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -23,16 +22,9 @@ from cr_sklearn import CRClassifier
 
 
 def _feature_gradient_norms(clf, X):
-    """Norms of the Jacobian with respect to the features the network reads.
-
-    The encoded columns with an input encoding (the defaults encode tables),
-    otherwise ``X``, where they are the norms of :meth:`jacobian`.
-    """
-    if clf.n_encoded_features_ is None:
-        return np.linalg.norm(clf.jacobian(X), axis=(1, 2))
-    with torch.no_grad():
-        jac = clf._inference_module.feature_jacobian(torch.as_tensor(X))
-    return torch.linalg.vector_norm(jac, dim=(1, 2)).numpy()
+    """Norms of the Jacobian with respect to ``X``, each column in units of
+    its training standard deviation (through any input encoding)."""
+    return np.linalg.norm(clf.jacobian(X) * clf.input_scale_, axis=(1, 2))
 
 
 def _finite_difference_jacobian(decision, X, step=1e-5):

@@ -203,7 +203,8 @@ def test_latent_score_jacobian_matches_finite_differences(fitted):
         ) / (2 * h)
         np.testing.assert_allclose(jac[:, 0, j], fd, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(
-        model.input_gradient_norms(X[:5]), np.linalg.norm(jac[:, 0], axis=1)
+        model.input_gradient_norms(X[:5]),
+        np.linalg.norm(jac[:, 0] * model.input_scale_, axis=1),
     )
     # Higher latent score -> higher predicted class distribution.
     order = np.argsort(model.decision_function(X))
