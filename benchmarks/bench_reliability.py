@@ -25,15 +25,23 @@ The Markdown tables go to ``benchmarks/results/reliability.md``.
 """
 
 import argparse
+import copy
+import datetime
+import shlex
+import sys
 from pathlib import Path
 
 import numpy as np
+import torch
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import RepeatedStratifiedKFold
 
-from cr_sklearn import CRClassifier
+from cr_sklearn import CRClassifier, __version__, aurc_score
 from cr_sklearn.datasets import load_pima
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _suite_runner import git_commit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SST5 = ROOT.parent / "shared" / "data" / "sst5" / "minilm_embeddings.npz"
@@ -63,18 +71,36 @@ def pima_fold(model, X, y, train, test, seed):
             changed += model.predict(Xt + noise) != pred
         flips[sigma] = changed / N_DRAWS
     tail = model.gradient_norm_quantiles_[99] / model.gradient_norm_mean_
-    # The norm of d decision / d X, over its training mean: with the input
-    # encoding of the defaults, not the signal the estimator reports.
-    train_x = np.linalg.norm(model.jacobian(X[train]), axis=(1, 2)).mean()
-    sens_x = np.linalg.norm(model.jacobian(Xt), axis=(1, 2)) / train_x
+    # The same ratio by the encoded columns the first layer reads, the space
+    # input_sensitivity used before it followed the one rule of tau.
+    sens_encoded = encoded_column_norms(model, Xt) / (
+        encoded_column_norms(model, X[train]).mean()
+    )
     return dict(
         sens=sens,
-        sens_x=sens_x,
+        sens_encoded=sens_encoded,
         correct=pred == yt,
         margin=np.abs(proba - 0.5),
         flips=flips,
         beyond=sens > tail,
     )
+
+
+def encoded_column_norms(model, X):
+    """Gradient norms by the columns the network's first layer reads.
+
+    With an input encoding, the encoded columns; without, the raw ``X``. The
+    network's public ``feature_jacobian``, on a float64 copy.
+    """
+    module = copy.deepcopy(model.module_).double().eval()
+    with torch.no_grad():
+        jac = module.feature_jacobian(torch.as_tensor(np.asarray(X, dtype=float)))
+    return torch.linalg.vector_norm(jac, dim=(1, 2)).numpy()
+
+
+def aurc_of(correct, sensitivity):
+    """AURC of rejecting the most sensitive predictions first."""
+    return aurc_score(correct.astype(int), np.ones(len(correct), int), -sensitivity)
 
 
 def quintile_table(title, note, sens, columns):
@@ -144,16 +170,24 @@ def pima(repeats, n_jobs):
         )
     corr = np.corrcoef(sens, cat["margin"])[0, 1]
     lines += ["", f"Correlation(sensitivity, |p - 0.5|) = {corr:.2f}.", ""]
-    # The same folds ranked by the derivative with respect to X instead.
-    q_x = np.concatenate([quintiles(f["sens_x"]) for f in folds])
-    accuracy_x = [np.mean(cat["correct"][q_x == k]) for k in range(5)]
+    # The same folds ranked by the gradient by the encoded columns instead.
+    q_e = np.concatenate([quintiles(f["sens_encoded"]) for f in folds])
+    accuracy_e = [np.mean(cat["correct"][q_e == k]) for k in range(5)]
+    aurc = {
+        key: np.mean([aurc_of(f["correct"], f[key]) for f in folds])
+        for key in ("sens", "sens_encoded")
+    }
+    aurc["margin"] = np.mean([aurc_of(f["correct"], -f["margin"]) for f in folds])
     lines += [
-        "The same folds ranked by the norm of `jacobian(X)` (the derivative "
-        "with respect to X, through the quantile ramps of the input encoding) "
-        "over its training mean, instead of `input_sensitivity` (with respect "
-        "to the encoded columns), accuracy per quintile Q1 to Q5: "
-        + ", ".join(f"{a:.3f}" for a in accuracy_x)
-        + ".",
+        "The same folds ranked by the gradient norm with respect to the encoded "
+        "columns the network reads (the space of `input_sensitivity` before it "
+        "followed tau's rule) over its training mean, accuracy per quintile Q1 "
+        "to Q5: " + ", ".join(f"{a:.3f}" for a in accuracy_e) + ".",
+        "",
+        "AURC of rejecting the most sensitive predictions first (error rate, "
+        "mean over folds; lower is better): input_sensitivity "
+        f"{aurc['sens']:.4f}, by the encoded columns {aurc['sens_encoded']:.4f}; "
+        f"rejecting the smallest |p - 0.5| first: {aurc['margin']:.4f}.",
         "",
     ]
     return "\n".join(lines)
@@ -191,10 +225,27 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--sst5-max-iter", type=int, default=200)
+    parser.add_argument("--skip-sst5", action="store_true")
     args = parser.parse_args()
-    parts = ["## Reliability: accuracy per input-sensitivity quintile", ""]
+    command = "python " + " ".join(
+        shlex.quote(a) for a in ["benchmarks/bench_reliability.py", *sys.argv[1:]]
+    )
+    parts = [
+        "# Is input sensitivity a reliability signal?",
+        "",
+        f"Produced by `{command}` (cr_sklearn {__version__}, commit "
+        f"{git_commit()}, {datetime.date.today().isoformat()}). "
+        "input_sensitivity follows the rule of tau: the gradient with respect "
+        "to X (through the input encoding), each column in units of its "
+        "training standard deviation, over its training mean.",
+        "",
+        "## Reliability: accuracy per input-sensitivity quintile",
+        "",
+    ]
     parts.append(pima(args.repeats, args.n_jobs))
-    if SST5.exists():
+    if args.skip_sst5:
+        parts.append("SST-5 not run (--skip-sst5).\n")
+    elif SST5.exists():
         parts.append(sst5(args.sst5_max_iter))
     else:
         parts.append(f"SST-5 embeddings not found at {SST5}; skipped.\n")

@@ -180,6 +180,27 @@ def _baseline(name, seed):
     return model
 
 
+def _encoded_column_norms(cr, X):
+    """Gradient norms by the columns the network's first layer reads.
+
+    With an input encoding, the encoded columns (the space DREG smooths);
+    without, the raw ``X``. The network's public ``feature_jacobian``, on a
+    float64 copy.
+    """
+    import copy
+
+    import torch
+
+    module = copy.deepcopy(cr.module_).double().eval()
+    norms = []
+    with torch.no_grad():
+        for start in range(0, len(X), 4096):
+            rows = torch.as_tensor(np.asarray(X[start : start + 4096], dtype=float))
+            jac = module.feature_jacobian(rows)
+            norms.append(torch.linalg.vector_norm(jac, dim=(1, 2)).numpy())
+    return np.concatenate(norms)
+
+
 def _flips(model, X, noises):
     pred = model.predict(X)
     return [float(np.mean(model.predict(X + noise) != pred)) for noise in noises]
@@ -205,6 +226,7 @@ def _evaluate(task, loader, train, test, seed, args):
         aurc_score,
         confidence_signals,
         eaurc_score,
+        gradient_norms,
         gradient_tail_ratio,
     )
 
@@ -300,7 +322,14 @@ def _evaluate(task, loader, train, test, seed, args):
             risk = float(np.mean(errors))
             out["guarantee_risk"] = risk
             out["guarantee_violation"] = float(risk > target)
-    out["tau_CR"] = gradient_tail_ratio(cr.input_gradient_norms(X_test))
+    # input_sensitivity measures X in units of its training spread (the one
+    # rule); the same ranking by the encoded columns, input_sensitivity's
+    # earlier space, beside it.
+    encoded = (
+        _encoded_column_norms(cr, X_test) / _encoded_column_norms(cr, X_train).mean()
+    )
+    out["cr_aurc_sensitivity_encoded"] = aurc_score(y_test, pred, -encoded, **kw)
+    out["tau_CR"] = gradient_tail_ratio(gradient_norms(cr, X_test))
     out.update(
         {f"flip_CR_{s}": f for s, f in zip(args.sigmas, flip_means(cr), strict=True)}
     )
@@ -332,7 +361,9 @@ def _evaluate(task, loader, train, test, seed, args):
         out[f"{name}_eaurc_max_proba"] = eaurc_score(
             y_test, pred, values["max_proba"], **kw
         )
-        out[f"tau_{name}"] = gradient_tail_ratio(-grad["gradient_norm"])
+        out[f"tau_{name}"] = gradient_tail_ratio(
+            gradient_norms(model, X_test[grad_rows])
+        )
         out.update(
             {
                 f"flip_{name}_{s}": f
@@ -389,13 +420,19 @@ def report(results, args, skipped, header):
         "often each was chosen; *selective*: SelectiveClassifier's confidence, "
         "the learned combination unless a single signal ranked the training "
         "fold's out-of-fold errors better (its source, how often). Means over "
-        "the splits.",
+        "the splits. *input_sensitivity* measures the gradient with respect "
+        "to X, each column in units of its training standard deviation (the "
+        "rule tau uses for every model); *by encoded columns*: the same ratio "
+        "of norms taken with respect to the columns the network's first layer "
+        "reads (the input encoding's, where there is one), for comparison.",
         "",
     ]
     rows, n_best, n_combined, n_tables = [], 0, 0, 0
     for table, splits in results.items():
         ref = "cr_aurc_max_proba"
-        ratios = [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[1:]]
+        ratios = [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[1:3]]
+        ratios.append(_ratio(splits, "cr_aurc_sensitivity_encoded", ref))
+        ratios += [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[3:]]
         best = _ratio(splits, "cr_aurc_best", ref)
         combined = _ratio(splits, "cr_aurc_combined", ref)
         chosen = pd.Series([r["cr_best_signal"] for r in splits]).value_counts()
@@ -420,7 +457,9 @@ def report(results, args, skipped, header):
             "test rows",
             "CR risk",
             "CR AURC max_proba",
-            *[s for s in CR_SIGNALS[1:]],
+            *CR_SIGNALS[1:3],
+            "input_sensitivity by encoded columns",
+            *CR_SIGNALS[3:],
             "best single (chosen)",
             "selective (source)",
         ],
