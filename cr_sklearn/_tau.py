@@ -467,9 +467,12 @@ class DREGScorer:
     """Scorer of the gradient tail ratio tau, following sklearn's protocol.
 
     ``scorer(estimator, X, y=None) -> float`` computes per-sample
-    input-gradient norms on ``X`` with :func:`gradient_norms` (analytic for
-    CR estimators and pipelines ending in one, finite differences for any
-    other model) and returns :func:`gradient_tail_ratio`. It works wherever
+    input-gradient norms on ``X`` with :func:`gradient_norms` and returns
+    :func:`gradient_tail_ratio`. The norms follow one rule for every model
+    (analytic for CR estimators, finite differences for the others): the
+    gradient with respect to the input of a pipeline's final step (or a bare
+    estimator's ``X``), each column in units of its standard deviation in
+    ``X``, so the taus of different models are comparable. It works wherever
     sklearn accepts a scoring callable: ``cross_validate(scoring=...)``,
     ``GridSearchCV(scoring={...})`` and the study tables.
 
