@@ -269,6 +269,25 @@ class BaseCR(
         return torch.tensor(array, dtype=dtype, device=self.device_)
 
     def _fit(self, X, y, sample_weight=None, *, incremental=False, classes=None):
+        """Fit, or leave the estimator exactly as it was.
+
+        A fit builds its model apart from the fitted one (a warm start trains
+        copies of the fitted module, criterion and optimizer state), so when
+        it raises, Ctrl-C (``KeyboardInterrupt``) included, restoring the
+        attributes restores the previous model: never a mixture of the two,
+        and an estimator that was not fitted stays unfitted.
+        """
+        before = dict(self.__dict__)
+        try:
+            return self._fit_model(
+                X, y, sample_weight, incremental=incremental, classes=classes
+            )
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit_model(self, X, y, sample_weight, *, incremental, classes):
         self._validate_params()
         fitted = hasattr(self, "net_")
         reset = not (fitted and (incremental or self.warm_start))

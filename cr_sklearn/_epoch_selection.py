@@ -127,6 +127,10 @@ class EpochSelectionMixin:
                 None,
                 epochs=self._max_epochs("cv", steps),
             )
+            if getattr(net, "interrupted_", False):
+                # Ctrl-C in a fold: skorch returned the fold's epochs so far,
+                # but no epoch count can be chosen from them; the fit stops.
+                raise KeyboardInterrupt
             curves.append(np.asarray(net.history[:, "valid_loss"], dtype=float))
         # Each fold stopped by its own patience; after it stopped, its loss is
         # taken to stay at its last value (it had stopped improving).

@@ -1,10 +1,12 @@
 """Building the skorch net of a CR estimator from its parameters (private)."""
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from skorch.callbacks import PassthroughScoring
+from skorch.history import History
 
 from ._encoding import quantile_edges
 from ._training import (
@@ -262,14 +264,24 @@ class NetBuilderMixin:
         )
 
     def _warm_net(self, *, keep_optimizer):
-        """A net of the current parameters around the fitted module and criterion."""
+        """A net of the current parameters around copies of the fitted model.
+
+        The module, criterion, optimizer state and history are copies: the
+        fitted net stays as it is until the fit that trains the copies
+        completes (an interrupted fit leaves it intact).
+        """
         old = self.net_
-        net = self._build_net(old.module_, old.criterion_, self.n_features_in_)
-        net.history = old.history
+        # One deepcopy, one memo: the copied optimizer state is keyed by the
+        # copied parameters.
+        module, criterion, moments = copy.deepcopy(
+            (old.module_, old.criterion_, old.optimizer_.state)
+        )
+        net = self._build_net(module, criterion, self.n_features_in_)
+        net.history = History(old.history)
         if keep_optimizer:
-            # The parameters are the same objects: carry Adam's moments over,
-            # under the current learning rate and weight decay.
-            net.optimizer_.state.update(old.optimizer_.state)
+            # Adam's moments carry over, under the current learning rate and
+            # weight decay.
+            net.optimizer_.state.update(moments)
         return net
 
     def _rebuild_net(self):

@@ -51,7 +51,9 @@ def _update_stream(estimator, X, seed):
         total = count + n
         mean = estimator._stream_mean + delta * (n / total)
         m2 = estimator._stream_m2 + m2_x + np.square(delta) * (count * n / total)
-        sample = estimator._stream_rows
+        # A copy: the reservoir is replaced in place below, and the fitted
+        # one must stay as it is until the fit completes.
+        sample = estimator._stream_rows.copy()
     sample = _reservoir(sample, count, X, np.random.RandomState(seed))
     estimator._stream_count = count + n
     estimator._stream_mean = mean

@@ -296,6 +296,7 @@ def test_partial_fit_bad_classes_raise_clear_errors(classes, match):
     model = CRClassifier(**FAST)
     with pytest.raises(ValueError, match=match):
         model.partial_fit(X, y, classes=classes)
+    assert not hasattr(model, "classes_")  # a failed first call fits nothing
 
 
 def test_warm_start_continues_training():

@@ -60,6 +60,7 @@ def test_expand_depth_keeps_predictions_and_continues(fitted, data, position):
     n_before = deeper.n_iter_
     deeper.set_params(warm_start=True).fit(X, y)
     assert deeper.n_iter_ > n_before  # the same skorch history continues
+    new_proj = _residual_network(deeper.net_.module_).blocks[position].proj
     assert torch.count_nonzero(new_proj.weight) > 0  # the new block trains
     assert _data_loss(deeper, X, y) < _data_loss(fitted, X, y)
     # clone() of a grown estimator builds the final architecture from scratch.

@@ -3,17 +3,22 @@
 skorch catches KeyboardInterrupt in its epoch loop (and early stopping ends
 training by raising one). A real interrupt is simulated by a callback that
 raises KeyboardInterrupt after a batch, as Ctrl-C would in the middle of an
-epoch.
+epoch. After complete epochs the fit warns and returns their model; with
+none, in the internal CV folds, or after training, the interrupt propagates
+and the estimator is exactly as it was before the call.
 """
 
 import warnings
 
 import numpy as np
 import pytest
+import torch
 from conftest import FAST
+from sklearn.exceptions import NotFittedError
 from skorch.callbacks import Callback
 
-from cr_sklearn import CRClassifier, CROrdinalRegressor
+from cr_sklearn import CRClassifier, CROrdinalRegressor, load_model, save_model
+from cr_sklearn._training import _CRNet
 
 
 class _CtrlC(Callback):
@@ -128,3 +133,133 @@ def test_ctrl_c_in_the_first_epoch_of_a_warm_start(multiclass_data):
         model.fit(X, y)
     _check_consistent(model, 1)
     assert model.validation_scores_ is None and model.best_epoch_ is None
+
+
+# -- an interrupt that propagates leaves the estimator as it was ------------
+
+
+def _ctrl_c_at_step(monkeypatch, step):
+    """Raise KeyboardInterrupt in the ``step``-th training step from now on."""
+    original = _CRNet.train_step_single
+    calls = []
+
+    def train_step_single(self, batch, **fit_params):
+        calls.append(step)
+        if len(calls) == step:
+            raise KeyboardInterrupt
+        return original(self, batch, **fit_params)
+
+    monkeypatch.setattr(_CRNet, "train_step_single", train_step_single)
+
+
+def _assert_unfitted(model, X):
+    # Only the parameters: not one fitted attribute of the interrupted fit.
+    assert set(vars(model)) == set(model.get_params())
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
+def _fitted_state(model, X):
+    return {
+        "net": model.net_,
+        "module": model.module_,
+        "history": len(model.net_.history),
+        "n_iter": model.n_iter_,
+        "proba": model.predict_proba(X),
+        "weights": {k: v.clone() for k, v in model.module_.state_dict().items()},
+        "attributes": set(vars(model)),
+    }
+
+
+def _assert_unchanged(model, X, before, tmp_path):
+    after = _fitted_state(model, X)
+    assert after["net"] is before["net"] and after["module"] is before["module"]
+    assert after["history"] == before["history"] and after["n_iter"] == before["n_iter"]
+    assert after["attributes"] == before["attributes"]
+    np.testing.assert_array_equal(after["proba"], before["proba"])
+    for name, value in before["weights"].items():
+        torch.testing.assert_close(after["weights"][name], value, rtol=0, atol=0)
+    # What is left saves and loads.
+    path = tmp_path / "model.cr"
+    save_model(model.set_params(callbacks=None), path)
+    np.testing.assert_array_equal(load_model(path).predict_proba(X), before["proba"])
+
+
+@pytest.mark.parametrize("early_stopping", [False, True, "cv"])
+def test_ctrl_c_in_the_first_epoch_of_a_first_fit_leaves_it_unfitted(
+    multiclass_data, early_stopping
+):
+    X, y = multiclass_data
+    model = CRClassifier(
+        **FAST, early_stopping=early_stopping, callbacks=[_CtrlC(at=1)]
+    )
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X, y)
+    _assert_unfitted(model, X)
+    with pytest.raises(KeyboardInterrupt):
+        model.partial_fit(X, y, classes=np.unique(y))
+    _assert_unfitted(model, X)
+
+
+@pytest.mark.parametrize("early_stopping", [False, True, "cv"])
+def test_ctrl_c_in_the_first_epoch_of_a_refit_keeps_the_previous_model(
+    multiclass_data, early_stopping, tmp_path
+):
+    X, y = multiclass_data
+    model = CRClassifier(**FAST).fit(X, y)
+    before = _fitted_state(model, X)
+    model.set_params(early_stopping=early_stopping, callbacks=[_CtrlC(at=1)])
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X, y)
+    _assert_unchanged(model, X, before, tmp_path)
+
+
+@pytest.mark.parametrize("fitted", ["no", "refit", "warm_start"])
+def test_ctrl_c_in_the_internal_cv_folds_propagates(
+    multiclass_data, monkeypatch, fitted, tmp_path
+):
+    # skorch swallows the interrupt inside a fold's epochs; the fit used to
+    # carry on with a shortened fold and end normally, without a word.
+    X, y = multiclass_data
+    model = CRClassifier(**{**FAST, "early_stopping": "cv"})
+    if fitted != "no":
+        model.fit(X, y)
+        model.set_params(warm_start=fitted == "warm_start")
+        before = _fitted_state(model, X)
+    # Three steps: the third epoch of the first fold (one batch an epoch).
+    _ctrl_c_at_step(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X, y)
+    if fitted == "no":
+        _assert_unfitted(model, X)
+    else:
+        _assert_unchanged(model, X, before, tmp_path)
+
+
+@pytest.mark.parametrize("how", ["refit", "warm_start", "partial_fit"])
+def test_ctrl_c_while_the_fit_finishes_keeps_the_previous_model(
+    multiclass_data, monkeypatch, how, tmp_path
+):
+    # After training, while the fitted attributes are computed: they are
+    # installed together or not at all.
+    import cr_sklearn._base
+
+    X, y = multiclass_data
+    model = CRClassifier(**FAST).partial_fit(X, y, classes=np.unique(y))
+    model.set_params(warm_start=how == "warm_start")
+    before = _fitted_state(model, X)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cr_sklearn._base, "set_summaries", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            model.partial_fit(X, y) if how == "partial_fit" else model.fit(X, y)
+    _assert_unchanged(model, X, before, tmp_path)
+    # The interrupted call left no trace: the next call trains as it would
+    # have without it.
+    reference = CRClassifier(**FAST).partial_fit(X, y, classes=np.unique(y))
+    model.set_params(warm_start=False).partial_fit(X, y)
+    reference.partial_fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))

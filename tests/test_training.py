@@ -104,6 +104,7 @@ class _PoisonAt(Callback):
 
     def on_epoch_begin(self, net, **kwargs):
         self.epoch_ += 1
+        self.net_ = net
         if self.epoch_ in self.epochs:
             with torch.no_grad():
                 net.module_.hidden[0].weight[0, 0] = float("nan")
@@ -164,8 +165,10 @@ def test_finite_guard_gives_up_after_max_retries():
     # It gave up after max_retries roll-backs, on the first failure beyond.
     assert poison.epoch_ == guard.max_retries + 1
     # The last finite state is restored before raising.
-    params = list(clf.net_.module_.parameters())
+    params = list(poison.net_.module_.parameters())
     assert all(bool(torch.isfinite(p).all()) for p in params)
+    # The failed fit leaves the estimator as it was: unfitted.
+    assert not hasattr(clf, "net_") and not hasattr(clf, "classes_")
 
 
 def test_all_finite_checks_every_tensor_without_changing_them():
