@@ -70,11 +70,22 @@ def test_hopeless_divergence_raises_and_keeps_finite_weights(data, early_stoppin
             "early_stopping": early_stopping,
         }
     )
+    keep = _KeepNet()
+    est.set_params(callbacks=[keep])
     with pytest.raises(FloatingPointError, match="Training diverged.*roll-backs"):
         est.fit(X * 1e6, y)
-    # The failed fit restored the last good state of the network.
-    module = est.net_.module_
+    # The failed fit restored the last good state of the network...
+    module = keep.net_.module_
     assert all(bool(torch.isfinite(t).all()) for t in module.state_dict().values())
+    # ... and left the estimator as it was: unfitted.
+    assert not hasattr(est, "net_") and not hasattr(est, "n_features_in_")
+
+
+class _KeepNet(Callback):
+    """Keep a reference to the net being trained."""
+
+    def on_train_begin(self, net, **kwargs):
+        self.net_ = net
 
 
 def _one_step(est, X, y):
