@@ -61,7 +61,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
     ----------
     hidden_layer_sizes : array-like of int, default=(64, 64)
         Width of each activated layer: an int or a flat sequence of ints
-        >= 1 (floats and bools raise a ``ValueError`` naming the entry).
+        >= 1 (floats and bools raise a ``ValueError`` naming the entry). A
+        network of more than 10**9 learnable parameters (with ``degree``
+        and the encoded columns) raises a ``ValueError`` before it is built.
     architecture : {"mlp", "residual"}, default="mlp"
         ``"mlp"``: a plain stack of PolyLayers. ``"residual"``: normalised
         residual blocks (see :mod:`cr_sklearn.growth`), which can be deepened
@@ -162,7 +164,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
         4 bins when ``X`` has at most 100 columns, no encoding above (sentence
         embeddings, for instance); the user guide's page on the defaults has
         the measurements. ``None``: no encoding. The value used is
-        ``encoding_bins_``.
+        ``encoding_bins_``. Bins the training rows cannot tell apart are
+        dropped, with a warning, as in :class:`PiecewiseLinearEncoder`: a
+        column gets at most an edge on every distinct value.
     n_threads : int, "auto" or None, default="auto"
         Torch threads used while fitting (restored afterwards), at most the
         CPUs the process may use (more are clamped, with a warning).
@@ -195,7 +199,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         parameter is read anew. Parameters that define the network cannot
         change (see :meth:`partial_fit`).
     callbacks : list of skorch callbacks or (name, callback) tuples, default=None
-        Extra skorch callbacks.
+        Extra skorch callbacks (instances or classes); any other entry
+        raises a ``TypeError`` naming it.
 
     Attributes
     ----------

@@ -1,6 +1,7 @@
 """Piecewise-linear quantile encoding of numeric columns (a transformer)."""
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -11,11 +12,47 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._utils import find_stacklevel
+
 __all__ = ["PiecewiseLinearEncoder"]
 
 
-def quantile_edges(X, n_bins):
+def _merge_repeated_bins(edges, values):
+    """``edges`` without the bins that repeat a neighbour on the training rows.
+
+    A bin with no training value strictly inside is, on the training rows, a
+    step between the two values around it; two such bins side by side in the
+    same gap between values are the same column twice. Their shared edge
+    (never a training value) goes, which merges them.
+    """
+    inner = edges[1:-1]
+    # Training values strictly inside the bins left and right of each inner edge.
+    left = np.searchsorted(values, inner, "left") - np.searchsorted(
+        values, edges[:-2], "right"
+    )
+    right = np.searchsorted(values, edges[2:], "left") - np.searchsorted(
+        values, inner, "right"
+    )
+    on_value = np.isin(inner, values)
+    repeated = (left <= 0) & (right <= 0) & ~on_value
+    if not repeated.any():
+        return edges
+    return np.concatenate([edges[:1], inner[~repeated], edges[-1:]])
+
+
+def quantile_edges(X, n_bins, *, name="n_bins"):
     """The bin edges of each column of ``X``: its ``n_bins`` quantile bins.
+
+    Bins beyond what the training values can tell apart are dropped, with a
+    ``UserWarning`` naming the parameter ``name``: more than ``n_samples -
+    1`` quantile bins only interpolate between neighbouring rows, so a column
+    then gets an edge on every distinct value instead; and in a column
+    with at least as many bins as distinct values, bins with no training
+    value inside that repeat their neighbour on the training rows are merged
+    (see :func:`_merge_repeated_bins`), as
+    :class:`~sklearn.preprocessing.KBinsDiscretizer` drops bins too narrow to
+    hold data. A column thus gets fewer than twice as many bins as it has
+    distinct values, whatever ``n_bins``.
 
     Parameters
     ----------
@@ -23,6 +60,8 @@ def quantile_edges(X, n_bins):
         Finite training rows.
     n_bins : int
         Quantile bins per column (at least 2).
+    name : str, default="n_bins"
+        The parameter ``n_bins`` comes from, for the warning.
 
     Returns
     -------
@@ -31,15 +70,41 @@ def quantile_edges(X, n_bins):
         or ``None`` for a column with at most two distinct values or with a
         single bin left: it passes through.
     """
-    quantiles = np.linspace(0.0, 1.0, n_bins + 1)
+    X = np.asarray(X)
+    # Beyond n_samples - 1 bins, quantiles only interpolate between
+    # neighbouring rows: the finest bins the rows tell apart have an edge on
+    # every distinct value.
+    every_value = n_bins > len(X) - 1
+    quantiles = None if every_value else np.linspace(0.0, 1.0, n_bins + 1)
     edges = []
-    for column in np.asarray(X).T:
+    trimmed = []
+    for j, column in enumerate(X.T):
         column_edges = None
-        if np.unique(column).size > 2:
-            column_edges = np.unique(np.quantile(column, quantiles))
+        values = np.unique(column)
+        if values.size > 2:
+            if every_value:
+                column_edges = values
+                trimmed.append(j)
+            else:
+                column_edges = np.unique(np.quantile(column, quantiles))
+            if column_edges.size > values.size:
+                # As many bins as values, or more: some may repeat a neighbour.
+                merged = _merge_repeated_bins(column_edges, values)
+                if merged.size < column_edges.size:
+                    trimmed.append(j)
+                column_edges = merged
             if column_edges.size < 3:  # one bin left: nothing to encode
                 column_edges = None
         edges.append(column_edges)
+    if trimmed:
+        warnings.warn(
+            f"{name}={n_bins} makes bins that the {len(X)} training rows cannot "
+            f"tell apart in columns {trimmed[:10]}{' ...' if len(trimmed) > 10 else ''}"
+            ": they were dropped (a column gets fewer than twice as many bins as "
+            f"it has distinct values). Lower {name} to silence this warning.",
+            UserWarning,
+            stacklevel=find_stacklevel(),
+        )
     return edges
 
 
@@ -52,6 +117,9 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     b_{t-1}), 0, 1)``. Columns with at most two distinct values (one-hot and
     binary codes) pass through unchanged. Tied quantiles are merged, so a
     column may get fewer bins; one left with a single bin passes through.
+    Bins that the training values cannot tell apart are dropped, with a
+    warning: a column gets at most ``n_samples - 1`` bins, and fewer than
+    twice as many as it has distinct values.
 
     The encoding lets each first-layer neuron of a network place its own
     breakpoints in every column, which helps most where tree ensembles lead

@@ -37,8 +37,10 @@ _NETWORK_PARAMS = (
     "device",
 )
 
-# Training rows per chunk when the ramps' means and scales are computed.
+# Training rows per chunk when the ramps' means and scales are computed, and
+# at most this many encoded values per chunk (wide encodings take fewer rows).
 _RAMP_STATS_ROWS = 4096
+_RAMP_STATS_ELEMENTS = 2**24
 
 
 @dataclass
@@ -102,6 +104,7 @@ class NetBuilderMixin:
         by :meth:`_fit_inputs`).
         """
         encoded = None if self.encoding_bins_ is None else self.n_encoded_features_
+        self._check_network_size(n_features if encoded is None else encoded)
         return ARCHITECTURES[self.architecture](
             n_features,
             self._n_outputs(),
@@ -132,15 +135,19 @@ class NetBuilderMixin:
         if self.encoding_bins_ is None:
             return transform
         H = (X - mean) / scale
-        edges = [_representable(e) for e in quantile_edges(H, self.encoding_bins_)]
-        encoding = PiecewiseLinearEncoding(d, PiecewiseLinearEncoding.size(edges))
-        encoding = encoding.double().set_edges(edges)
+        edges = quantile_edges(H, self.encoding_bins_, name="encoding_bins")
+        edges = [_representable(e) for e in edges]
+        n_encoded = PiecewiseLinearEncoding.size(edges)
+        # The network's size is known now: refuse it before allocating.
+        self._check_network_size(n_encoded)
+        encoding = PiecewiseLinearEncoding(d, n_encoded).double().set_edges(edges)
         # Mean and variance of the ramps in chunks: bounded temporaries.
         total = np.zeros(encoding.n_encoded)
         squares = np.zeros(encoding.n_encoded)
+        rows = max(1, min(_RAMP_STATS_ROWS, _RAMP_STATS_ELEMENTS // n_encoded))
         with torch.no_grad():
-            for start in range(0, len(H), _RAMP_STATS_ROWS):
-                ramps = encoding(torch.as_tensor(H[start : start + _RAMP_STATS_ROWS]))
+            for start in range(0, len(H), rows):
+                ramps = encoding(torch.as_tensor(H[start : start + rows]))
                 total += ramps.sum(0).numpy()
                 squares += (ramps**2).sum(0).numpy()
         ramp_mean = total / len(H)

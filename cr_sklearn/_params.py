@@ -9,6 +9,7 @@ import numbers
 import warnings
 
 import numpy as np
+from skorch.callbacks import Callback
 
 from ._objective import TrainingObjective
 from ._utils import find_stacklevel, is_integer, usable_cpus
@@ -44,6 +45,34 @@ _AUTO_DROPOUT = 0.1
 # 2,000 rows the fixed budget overfit (benchmarks/results/
 # text_ordinal_rejected.md), so wider inputs keep the hold-out at any size.
 _AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL = 100
+
+
+# The largest network a fit builds, in learnable parameters: in float32 that
+# is 4 GB of weights, and training holds as much again in gradients, twice as
+# much in Adam's moments and a float64 copy for prediction.
+MAX_NETWORK_PARAMETERS = 10**9
+
+
+def network_parameters(architecture, n_inputs, hidden_sizes, n_outputs, poly, degree):
+    """Learnable parameters of a network, counted without building it.
+
+    ``n_inputs`` is the width the first layer reads (the encoded columns with
+    an encoding); ``poly``: whether the activations are polynomials of
+    ``degree`` (``degree + 1`` coefficients per unit).
+    """
+    coefficients = degree + 1 if poly else 0
+    if architecture == "residual":
+        width, inner = hidden_sizes[0], hidden_sizes[1:]
+        count = (n_inputs + 1) * width + coefficients * width
+        # Each block: a gain, the inner layer, its activation, the projection.
+        count += sum(
+            width + (width + 1) * w + coefficients * w + (w + 1) * width for w in inner
+        )
+        return count + (width + 1) * n_outputs
+    sizes = [n_inputs, *hidden_sizes]
+    count = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    count += coefficients * sum(hidden_sizes)
+    return count + (sizes[-1] + 1) * n_outputs
 
 
 class ResolvedParamsMixin:
@@ -143,10 +172,12 @@ class ResolvedParamsMixin:
     def _check_fit_params(self, n_features):
         """Check the parameters against data with ``n_features`` columns.
 
-        ``hidden_layer_sizes`` must be ints >= 1; an ``n_projections`` above
-        ``n_features`` is capped (the exact stream is used), with a warning.
+        ``hidden_layer_sizes`` must be ints >= 1 and ``callbacks`` skorch
+        callbacks; an ``n_projections`` above ``n_features`` is capped (the
+        exact stream is used), with a warning.
         """
         self._hidden_sizes()
+        self._check_callbacks()
         k = self.n_projections
         if not isinstance(k, str) and k > n_features:
             warnings.warn(
@@ -156,6 +187,49 @@ class ResolvedParamsMixin:
                 UserWarning,
                 stacklevel=find_stacklevel(),
             )
+
+    def _check_network_size(self, n_inputs):
+        """Raise before building a network of over ``MAX_NETWORK_PARAMETERS``.
+
+        ``n_inputs``: the columns the first layer reads.
+        """
+        count = network_parameters(
+            self.architecture,
+            int(n_inputs),
+            self._hidden_sizes(),
+            self._n_outputs(),
+            self.activation == "poly",
+            int(self.degree),
+        )
+        if count > MAX_NETWORK_PARAMETERS:
+            raise ValueError(
+                f"The network would have {count:.3g} learnable parameters "
+                f"(hidden_layer_sizes={self.hidden_layer_sizes!r:.60}, "
+                f"degree={self.degree!r:.30}, {n_inputs} input columns"
+                f"{' after the encoding' if self.encoding_bins_ else ''}), over "
+                f"the bound of {MAX_NETWORK_PARAMETERS:.0e}. Use fewer or "
+                "narrower layers, a lower degree or fewer encoding_bins."
+            )
+
+    def _check_callbacks(self):
+        """Each entry of ``callbacks``: a skorch callback or ``(name, callback)``."""
+        for i, entry in enumerate(self.callbacks or []):
+            name, callback = (None, entry)
+            if isinstance(entry, tuple):
+                if len(entry) != 2 or not isinstance(entry[0], str):
+                    raise TypeError(
+                        f"callbacks[{i}] = {entry!r:.80} is not a (name, callback) "
+                        "tuple with a str name."
+                    )
+                name, callback = entry
+            is_class = isinstance(callback, type) and issubclass(callback, Callback)
+            if not (isinstance(callback, Callback) or is_class):
+                where = f"callbacks[{i}]" + ("" if name is None else f"[1] ({name!r})")
+                raise TypeError(
+                    f"{where} = {callback!r:.80} is not a skorch callback: pass "
+                    "skorch.callbacks.Callback instances or (name, callback) "
+                    "tuples."
+                )
 
     def _check_class_weight(self):
         """Per-class weights of a dict ``class_weight``, aligned with ``classes_``.

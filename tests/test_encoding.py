@@ -1,6 +1,8 @@
 """PiecewiseLinearEncoder: ramps through quantile bins, pass-through of
 binary columns, names, bad input, and scikit-learn's estimator checks."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
@@ -84,3 +86,52 @@ def test_in_a_pipeline_before_crclassifier():
     ).fit(X, y)
     assert model[-1].n_features_in_ == model[0].n_features_out_ == 12
     assert model.score(X, y) > 0.8
+
+
+def _plain_quantile_edges(column, n_bins):
+    """The bins of ``n_bins`` quantiles, ties merged: nothing else dropped."""
+    return np.unique(np.quantile(column, np.linspace(0.0, 1.0, n_bins + 1)))
+
+
+def _ramps(column, edges):
+    low, high = edges[:-1], edges[1:]
+    return np.clip((column[:, None] - low) / (high - low), 0.0, 1.0)
+
+
+def test_the_default_bins_are_the_plain_quantile_bins(pima):
+    # The rules below drop nothing at 4 bins on tables like Pima: default
+    # fits are those of the plain quantile bins.
+    X, _ = pima
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encoder = PiecewiseLinearEncoder(n_bins=4).fit(X)
+    for column, edges in zip(X.T, encoder.edges_, strict=True):
+        np.testing.assert_array_equal(edges, _plain_quantile_edges(column, 4))
+
+
+def test_more_bins_than_rows_get_an_edge_on_every_value():
+    # More quantiles than rows only interpolate between neighbouring rows:
+    # 1,000 bins on 50 rows used to make 1,000 ramps per column.
+    X = np.random.RandomState(0).normal(size=(50, 3))
+    with pytest.warns(UserWarning, match="n_bins=1000 makes bins that the 50"):
+        encoder = PiecewiseLinearEncoder(n_bins=1000).fit(X)
+    for column, edges in zip(X.T, encoder.edges_, strict=True):
+        np.testing.assert_array_equal(edges, np.unique(column))
+    assert encoder.n_features_out_ == 3 * 49
+
+
+@pytest.mark.parametrize("n_bins", [20, 10**5])
+def test_bins_that_repeat_a_neighbour_on_the_training_rows_are_merged(n_bins):
+    # An integer column of 5 values: 20 quantile bins interpolate between
+    # them, and bins with no value inside repeat each other on these rows.
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.randint(0, 5, 30), rng.normal(size=30)])
+    with pytest.warns(UserWarning, match=f"n_bins={n_bins} makes bins"):
+        encoder = PiecewiseLinearEncoder(n_bins=n_bins).fit(X)
+    column = X[:, 0]
+    np.testing.assert_array_equal(encoder.edges_[0], np.unique(column))
+    # Nothing the plain bins told apart on the training rows is lost.
+    plain = _ramps(column, _plain_quantile_edges(column, min(n_bins, 29)))
+    kept = _ramps(column, encoder.edges_[0])
+    assert {tuple(c) for c in plain.T} == {tuple(c) for c in kept.T}
+    assert len(plain.T) > len(kept.T) == 4

@@ -207,3 +207,48 @@ def test_the_classifier_encodes_tables_by_default(data):
     # on the ordinal suite's tuning half).
     ordinal = CROrdinalRegressor()
     assert (ordinal.encoding_bins, ordinal.dropout) == (None, 0.0)
+
+
+def test_encoding_bins_beyond_the_data_are_dropped_before_allocating():
+    # 10,000 bins on 60 rows made 40,000 encoded columns (10**5 on 300 rows
+    # took gigabytes); a column gets at most an edge on every value.
+    X = np.random.RandomState(0).normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = CRClassifier(**{**FAST, "encoding_bins": 10**4, "max_iter": 2})
+    with pytest.warns(UserWarning, match="encoding_bins=10000 makes bins"):
+        clf.fit(X, y)
+    assert clf.n_encoded_features_ == 4 * (60 - 1)
+    assert np.isfinite(clf.predict_proba(X)).all()
+
+
+@pytest.mark.parametrize(
+    "architecture, activation", [("mlp", "poly"), ("residual", "poly"), ("mlp", "tanh")]
+)
+@pytest.mark.parametrize("sizes", [(5,), (7, 3), (6, 4, 2)])
+def test_the_parameter_count_is_the_built_networks(architecture, activation, sizes):
+    from cr_sklearn._params import network_parameters
+    from cr_sklearn.nn import ARCHITECTURES
+
+    module = ARCHITECTURES[architecture](
+        9, 3, hidden_layer_sizes=sizes, activation=activation, degree=4
+    )
+    expected = sum(p.numel() for p in module.parameters())
+    poly = activation == "poly"
+    assert network_parameters(architecture, 9, sizes, 3, poly, 4) == expected
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"hidden_layer_sizes": 10**12},
+        {"hidden_layer_sizes": (10**5, 10**5)},
+        {"degree": 10**12},
+        {"architecture": "residual", "hidden_layer_sizes": (10**5, 10**5)},
+    ],
+)
+def test_networks_over_the_size_bound_are_refused_before_allocating(data, params):
+    # They used to fail inside torch's allocator.
+    clf = CRClassifier(**{**FAST, **params})
+    with pytest.raises(ValueError, match="learnable parameters.*over the bound"):
+        clf.fit(*data)
+    assert not hasattr(clf, "n_features_in_")

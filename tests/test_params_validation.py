@@ -7,6 +7,7 @@ import pytest
 import torch
 from conftest import FAST
 from sklearn.utils.class_weight import compute_class_weight
+from skorch.callbacks import EpochTimer
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor, DepthGrowth, _utils
 
@@ -160,3 +161,24 @@ def test_growth_keeps_its_fallback_on_small_data(binary_data):
     growth = DepthGrowth(model, max_blocks=1, validation_fraction=0.999, random_state=0)
     growth.fit(X[:30], y[:30])
     assert hasattr(growth, "estimator_")
+
+
+@pytest.mark.parametrize(
+    "callbacks, where",
+    [
+        ([1], r"callbacks\[0\] = 1 is not a skorch callback"),
+        ([EpochTimer(), "print"], r"callbacks\[1\] = 'print' is not a skorch"),
+        ([("timer", 1)], r"callbacks\[0\]\[1\] \('timer'\) = 1 is not a skorch"),
+        ([(1, EpochTimer())], r"callbacks\[0\] = .* is not a \(name, callback\)"),
+        ([("a", EpochTimer(), 3)], r"callbacks\[0\] = .* is not a \(name, callback\)"),
+    ],
+)
+def test_callbacks_must_be_skorch_callbacks(binary_data, callbacks, where):
+    clf = CRClassifier(**FAST, callbacks=callbacks)
+    with pytest.raises(TypeError, match=where):
+        clf.fit(*binary_data)
+
+
+def test_callback_instances_classes_and_named_tuples_are_accepted(binary_data):
+    callbacks = [EpochTimer(), EpochTimer, ("timer", EpochTimer())]
+    CRClassifier(**{**FAST, "max_iter": 1}, callbacks=callbacks).fit(*binary_data)
