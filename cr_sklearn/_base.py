@@ -7,6 +7,7 @@ from abc import abstractmethod
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
@@ -358,7 +359,8 @@ class BaseCR(
 
     def _finish_fit(self, X, *, incremental=False, seed=0):
         """Set the fitted attributes that summarise the training run."""
-        if getattr(self.net_, "interrupted_", False):
+        interrupted = getattr(self.net_, "interrupted_", False)
+        if interrupted:
             warnings.warn(
                 self.net_.interrupt_message(), UserWarning, stacklevel=find_stacklevel()
             )
@@ -379,7 +381,38 @@ class BaseCR(
         else:
             self.validation_scores_ = None
             self.best_validation_score_ = None
+        if not interrupted:
+            self._warn_if_still_improving()
         set_summaries(self, X, incremental=incremental, seed=seed)
+
+    def _warn_if_still_improving(self):
+        """A ``ConvergenceWarning`` when early stopping chose an epoch near the end.
+
+        As :class:`~sklearn.neural_network.MLPClassifier` warns when it
+        reaches ``max_iter``: with early stopping on, a best epoch among the
+        last ``n_iter_no_change`` of the budget means the validation loss was
+        still improving when the budget ran out. A fixed budget
+        (``early_stopping_ == "off"``) never warns.
+        """
+        if self.early_stopping_ == "off" or self.best_epoch_ is None:
+            return
+        # Epochs of earlier fits (a warm start) come first in the history.
+        best = self.best_epoch_ - getattr(self.net_, "_rows_at_train_begin", 0)
+        if best <= self.max_iter_ - self.n_iter_no_change:
+            return
+        chosen = (
+            "the internal folds' best epoch count"
+            if self.early_stopping_ == "cv"
+            else "the best validation epoch"
+        )
+        warnings.warn(
+            f"Early stopping did not converge: {chosen}, {best}, is among the "
+            f"last n_iter_no_change={self.n_iter_no_change} of max_iter_="
+            f"{self.max_iter_} epochs, so the validation loss was still "
+            "improving. Increase max_iter.",
+            ConvergenceWarning,
+            stacklevel=find_stacklevel(),
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -119,7 +119,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
         over the folds, each fold starting from the network the fit starts
         from, with a patience of at least 50 optimizer steps), then train on
         all samples for that many epochs (the resolved mode is
-        ``early_stopping_``).
+        ``early_stopping_``). With early stopping on, a best epoch among the
+        last ``n_iter_no_change`` of ``max_iter_`` (the validation loss was
+        still improving) raises a
+        :class:`~sklearn.exceptions.ConvergenceWarning`.
     validation_fraction : float, default=0.1
         Fraction held out for early stopping. A fraction that leaves no
         validation row, or fewer training rows than classes, raises a

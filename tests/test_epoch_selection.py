@@ -1,10 +1,13 @@
 """How long a fit trains: early_stopping="auto", internal CV, max_iter="auto"."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
+from conftest import FAST
+from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor
@@ -241,3 +244,50 @@ def test_a_model_fitted_with_internal_cv_saves_and_loads(tmp_path):
     assert loaded.early_stopping_ == "cv" and loaded.max_iter_ == est.max_iter_
     np.testing.assert_array_equal(loaded.cv_validation_loss_, est.cv_validation_loss_)
     np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+
+
+# -- a ConvergenceWarning when early stopping ran out of epochs ---------------
+
+
+def _convergence_warnings(fit):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        fit()
+    return [w for w in record if issubclass(w.category, ConvergenceWarning)]
+
+
+@pytest.mark.parametrize("estimator", [CRClassifier, CROrdinalRegressor])
+@pytest.mark.parametrize("early_stopping", [True, "cv"])
+def test_early_stopping_still_improving_at_max_iter_warns(estimator, early_stopping):
+    # 20 epochs of a net that is still learning: the best epoch is among the
+    # last n_iter_no_change=10, as MLPClassifier warns when it hits max_iter.
+    X, y = _data()
+    model = estimator(**{**FAST, "max_iter": 20, "early_stopping": early_stopping})
+    with pytest.warns(ConvergenceWarning, match="Increase max_iter") as record:
+        model.fit(X, y)
+    assert model.best_epoch_ > model.max_iter_ - model.n_iter_no_change
+    assert record[0].filename == __file__  # points at the fit call
+    # A warm start counts the epochs of its own call.
+    model.set_params(warm_start=True)
+    assert _convergence_warnings(lambda: model.fit(X, y))
+
+
+@pytest.mark.parametrize("early_stopping", [True, "cv"])
+def test_early_stopping_that_converged_does_not_warn(early_stopping):
+    X, y = _data()
+    params = {**FAST, "max_iter": 400, "early_stopping": early_stopping}
+    model = CRClassifier(**params)
+    assert not _convergence_warnings(lambda: model.fit(X, y))
+    assert model.best_epoch_ <= model.max_iter_ - model.n_iter_no_change
+
+
+@pytest.mark.parametrize("early_stopping", ["auto", False])
+def test_a_fixed_budget_never_warns(early_stopping):
+    # Below 2,000 rows "auto" trains the fixed budget: no epoch is chosen, so
+    # however much the loss still falls, there is nothing to warn about.
+    X, y = _data()
+    model = CRClassifier(**{**FAST, "max_iter": 3, "early_stopping": early_stopping})
+    assert not _convergence_warnings(lambda: model.fit(X, y))
+    assert model.early_stopping_ == "off"
+    assert model.loss_curve_[-1] < model.loss_curve_[-2]
+    assert not _convergence_warnings(lambda: model.partial_fit(X, y))
