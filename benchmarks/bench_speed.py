@@ -1441,6 +1441,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     load_before = os.getloadavg()
+    commit = _commit()  # what runs: read before any file can change
     start = time.perf_counter()
     rec = Recorder()
     benches = {
@@ -1480,7 +1481,7 @@ def main(argv=None):
         "# Speed: every target in one run",
         "",
         f"Command: `{command.strip()}`  ",
-        f"Commit: {_commit()}  ",
+        f"Commit: {commit}  ",
         f"cr_sklearn {cr_sklearn.__version__}, torch {torch.__version__}, "
         f"scikit-learn {sklearn.__version__}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, torch's default threads {TORCH_THREADS}; "
