@@ -46,6 +46,9 @@ three times; many minutes)
 ``gradients``, ``memory`` (opt-in)
     ``input_gradient_norms`` and ``DREGScorer`` against ``predict_proba``;
     peak memory of 1M-row calls in fresh processes.
+``large`` (opt-in, named only: not in ``all``; many minutes)
+    A default verbose fit on 1,000,000 x 10 in a fresh process: wall and
+    CPU time, peak memory, and the progress it printed.
 
 A last row says whether a CUDA device is there (``benchmarks/gpu_check.py``
 is the GPU check); no GPU timings are taken here.
@@ -1366,9 +1369,22 @@ Notes on the method:
 - threads: wall clock, since thread counts trade CPU time for waiting; the
   busy processes spin `while True: pass` for the whole block. torch's global
   thread count is left at its default, as in a user's process.
+- threads: Pima is the default fit; the 384-column embedding-like shape
+  (unit-norm rows, 2,000 of them) and the 5,000 x 50 table fit a fixed
+  number of epochs without early stopping, so every setting does the same
+  steps.
 - fit, predict, train: one thread (`n_threads=1` or `torch.set_num_threads(1)`,
   and `threadpool_limits(1)` for NumPy/scikit-learn, which bounds torch's
   OpenMP pool too), timed with {clock}.
+- fit: the rows "with parts off" decompose a default step; "recorded op by
+  op" is the default with the stream as autograd records it op by op (how it
+  ran before it became one autograd node), in the same run. The lower bound
+  adds to the dreg='local' fit (everything a step does but the stream) the
+  stream's matrix products alone, timed here on their own shape: the
+  default's ratio cannot fall below it without fewer multiply-adds.
+- large (opt-in, `--sections large`): a default `CRClassifier(verbose=1)` fit
+  on 1,000,000 synthetic rows x 10 columns in a fresh process; peak RSS is
+  the process's high-water mark, progress the lines verbose printed.
 - study (when run): the command's CPU time is `RUSAGE_CHILDREN` around it
   (its loky workers included once they exit). The CR share is measured by
   running, in this process, `data_fraction_study` on the CR model alone with
