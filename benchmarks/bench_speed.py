@@ -517,6 +517,44 @@ def _gemm_seconds_per_multiply_add(k, rows=64, width=HIDDEN[0], repeats=200):
     return (CLOCK[0]() - start) / (repeats * rows * k * width * width)
 
 
+def step_decomposition(X, y, n_steps=200):
+    """CPU ms of the parts of a default training step, one thread.
+
+    A default fit's net after a short fit takes ``n_steps`` steps on
+    batches of 200 rows as skorch's ``train_step_single`` does, each part
+    timed on its own: the forward pass (values, slopes and the stream's
+    Jacobians), the loss (data loss and the penalty), the backward pass and
+    the optimizer's step. Returns ``{part: ms per step}``.
+    """
+    clf = _cr_fit(X, y, n_threads=1, max_iter=2)
+    net = clf.net_
+    module = net.module_.train()
+    Xt = torch.as_tensor(X[:200], dtype=torch.float32)
+    yt = torch.as_tensor(clf.classes_.searchsorted(y[:200]))
+    batch = {"X": Xt}
+    parts = dict.fromkeys(("forward", "loss", "backward", "optimizer"), 0.0)
+    clock = time.process_time
+    with _torch_threads(1):
+        for i in range(n_steps + 10):
+            t0 = clock()
+            y_pred = net.infer(batch)
+            t1 = clock()
+            loss = net.get_loss(y_pred, yt, X=batch, training=True)
+            t2 = clock()
+            loss.backward()
+            t3 = clock()
+            net.optimizer_.step()
+            net.optimizer_.zero_grad(set_to_none=True)
+            t4 = clock()
+            if i >= 10:  # warm-up steps first
+                for name, dt in zip(
+                    parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True
+                ):
+                    parts[name] += dt
+    module.eval()
+    return {name: 1e3 * total / n_steps for name, total in parts.items()}
+
+
 def bench_fit(rec, quick):
     X, y = _pima()
     repeats = 2 if quick else 5
@@ -601,6 +639,31 @@ def bench_fit(rec, quick):
                     unit="ms",
                 )
             )
+        # Where a default step's time goes (CPU time, one thread): the parts
+        # timed one by one; the rest of the fit's step is skorch's loop, its
+        # callbacks and the validation pass.
+        parts = step_decomposition(X, y, n_steps=50 if quick else 200)
+        per_step = float(np.median(times["cr"])) / cr_steps * 1e3
+        for name, ms in parts.items():
+            rows.append(
+                Row(
+                    "Pima step",
+                    f"default step, {name} (CPU time, ms per step)",
+                    "(absolute)",
+                    ms,
+                    unit="ms",
+                )
+            )
+        rows.append(
+            Row(
+                "Pima step",
+                "default step, the rest: loop, callbacks, validation (CPU time, "
+                "ms per step; the fit's per-step time minus the parts)",
+                "(absolute)",
+                per_step - sum(parts.values()),
+                unit="ms",
+            )
+        )
 
 
 # -- predict: latency and throughput -------------------------------------------------

@@ -123,3 +123,10 @@ def test_the_recorded_stream_is_swapped_in_and_back():
         X = np.random.default_rng(0).normal(size=(40, 3))
         CRClassifier(max_iter=1).fit(X, X[:, 0] > 0)
     assert CRNetwork._fused_stream_pass is fused
+
+
+def test_step_decomposition_times_each_part():
+    X, y = bench._pima()
+    parts = bench.step_decomposition(X, y, n_steps=3)
+    assert set(parts) == {"forward", "loss", "backward", "optimizer"}
+    assert all(ms >= 0 for ms in parts.values()) and sum(parts.values()) > 0
