@@ -62,9 +62,11 @@ def _in_sigmoid(coefficients, bound):
     return q
 
 
-def _horner_in_place(coefficients, s):
-    """``sum_k c_k s**k`` by Horner's rule, one fused pass per coefficient."""
-    terms = coefficients.unbind(0)  # degree >= 1: two terms at least
+def _horner_in_place(terms, s):
+    """``sum_k c_k s**k`` by Horner's rule, one fused pass per coefficient.
+
+    ``terms``: the coefficient rows ``c_0, ..., c_K`` (``K >= 1``).
+    """
     value = torch.addcmul(terms[-2], terms[-1], s)
     for c in reversed(terms[:-2]):
         torch.addcmul(c, value, s, out=value)
@@ -251,7 +253,13 @@ class CRNetwork(BaseCRNetwork):
         ):
             return None
         with torch.inference_mode(False), torch.no_grad():
-            plan = _cast_plan(self._fold(), dtype, device)
+            first, layers, out = _cast_plan(self._fold(), dtype, device)
+            # Coefficient rows split once, not at every call.
+            layers = [
+                (w, b, fixed, None if c is None else tuple(c.unbind(0)), squash)
+                for w, b, fixed, c, squash in layers
+            ]
+            plan = (first, layers, out)
         self.__dict__["_folded_cache"] = (key, plan)
         return plan
 
@@ -265,14 +273,17 @@ class CRNetwork(BaseCRNetwork):
         if _module._global_forward_hooks or _module._global_forward_pre_hooks:
             return None
         key = [dtype, device]
+        append = key.append
         stack = [self]
         while stack:
             m = stack.pop()
             if m._forward_hooks or m._forward_pre_hooks:
                 return None
-            for t in (*m._parameters.values(), *m._buffers.values()):
-                if t is not None:
-                    key += (t.data_ptr(), t._version)
+            for tensors in (m._parameters, m._buffers):
+                for t in tensors.values():
+                    if t is not None:
+                        append(t.data_ptr())
+                        append(t._version)
             stack.extend(c for c in m._modules.values() if c is not None)
         return tuple(key)
 
