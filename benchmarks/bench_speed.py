@@ -1360,16 +1360,22 @@ def _large_child(n):
 def bench_large(rec, quick):
     n = 20_000 if quick else LARGE_ROWS
     with rec.case("default n_threads='auto'") as rows:
-        done = subprocess.run(
+        # The child's progress is echoed to stderr as it trains.
+        lines = []
+        with subprocess.Popen(
             [sys.executable, __file__, "--large-child", str(n)],
-            capture_output=True,
+            stdout=subprocess.PIPE,
             text=True,
-            check=True,
-        )
-        figures = next(ln for ln in done.stdout.splitlines() if ln.startswith("LARGE"))
+        ) as child:
+            for line in child.stdout:
+                print(line, end="", file=sys.stderr, flush=True)
+                lines.append(line.rstrip("\n"))
+        if child.returncode:
+            raise subprocess.CalledProcessError(child.returncode, child.args)
+        figures = next(ln for ln in lines if ln.startswith("LARGE"))
         wall, cpu, epochs, before, peak, _ = (float(v) for v in figures.split()[1:])
         # What verbose showed while it trained: one line per epoch.
-        shown = [ln for ln in done.stdout.splitlines() if ln and ln != figures]
+        shown = [ln for ln in lines if ln and ln != figures]
         case = f"default CRClassifier(verbose=1), {n:,} x {LARGE_FEATURES}"
         rows.append(
             Row(
