@@ -674,6 +674,24 @@ def _time_calls(function, arg, n_calls):
     return (CLOCK[0]() - start) / n_calls
 
 
+def prediction_multiply_adds(model):
+    """Matrix-product multiply-adds per predicted row of a fitted model.
+
+    ``MLPClassifier``: its weight matrices. ``CRClassifier``: its layers, and
+    with an input encoding the encoding's own product (``d`` inputs to the
+    encoded columns, one weight each) and a first layer that reads the
+    encoded columns.
+    """
+    if hasattr(model, "coefs_"):
+        return int(sum(w.size for w in model.coefs_))
+    module = model.net_.module_
+    sizes = [module.input_width, *module.hidden_layer_sizes, module.n_outputs]
+    macs = sum(a * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    if module.encoding is not None:
+        macs += module.n_features * module.input_width
+    return int(macs)
+
+
 def bench_predict(rec, quick):
     repeats = 3 if quick else 7
     n_single = 50 if quick else 300
@@ -714,6 +732,19 @@ def bench_predict(rec, quick):
                 _median_ratio(big, "CR", "MLPClassifier"),
                 target="<= 1",
                 limit=1.0,
+            )
+        )
+        # Multiply-adds per row: the encoding's columns widen the first layer.
+        cr_macs = prediction_multiply_adds(models["CR"])
+        mlp_macs = prediction_multiply_adds(models["MLPClassifier"][-1])
+        rows.append(
+            Row(
+                "predict_proba 100k rows",
+                f"matrix-product multiply-adds per row: CR {cr_macs:,} (its input "
+                f"encoding's {models['CR'].n_encoded_features_ or 0} columns feed "
+                f"the first layer), MLPClassifier {mlp_macs:,}",
+                "MLPClassifier's",
+                cr_macs / mlp_macs,
             )
         )
         rows.append(

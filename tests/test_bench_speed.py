@@ -130,3 +130,17 @@ def test_step_decomposition_times_each_part():
     parts = bench.step_decomposition(X, y, n_steps=3)
     assert set(parts) == {"forward", "loss", "backward", "optimizer"}
     assert all(ms >= 0 for ms in parts.values()) and sum(parts.values()) > 0
+
+
+def test_prediction_multiply_adds_count_the_weight_matrices():
+    from sklearn.neural_network import MLPClassifier
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    mlp = MLPClassifier((5,), max_iter=2).fit(X, y)
+    assert bench.prediction_multiply_adds(mlp) == 3 * 5 + 5 * 1
+    cr = CRClassifier((5,), max_iter=1, encoding_bins=None).fit(X, y)
+    assert bench.prediction_multiply_adds(cr) == 3 * 5 + 5 * 1
+    encoded = CRClassifier((5,), max_iter=1).fit(X, y)
+    width = encoded.n_encoded_features_
+    assert bench.prediction_multiply_adds(encoded) == 3 * width + width * 5 + 5
