@@ -1,6 +1,7 @@
 """The stream as one autograd node against the stream recorded op by op
 (float64): the same Jacobians, squared norms and parameter gradients."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -105,3 +106,25 @@ def test_gradcheck_and_second_derivatives():
         assert torch.autograd.gradcheck(f, inputs, atol=1e-8)
         # create_graph=True (as the input-gradient penalty asks) is exact too.
         assert torch.autograd.gradgradcheck(f, inputs, atol=1e-7)
+
+
+def test_a_seeded_fit_with_the_fused_stream_equals_the_recorded_one(monkeypatch):
+    # The default estimator on Pima, seeded, with the stream fused and
+    # recorded op by op: the same model to float32 rounding.
+    from cr_sklearn import CRClassifier
+    from cr_sklearn.datasets import load_pima
+
+    X, y = load_pima(return_X_y=True)
+    fused = CRClassifier(max_iter=30, random_state=0, n_threads=1).fit(X, y)
+
+    def recorded(self, h, directions, rows):
+        return self._recorded_stream_pass(
+            h, directions, exact=directions is None, derivatives=True, rows=rows
+        )
+
+    monkeypatch.setattr(CRNetwork, "_fused_stream_pass", recorded)
+    reference = CRClassifier(max_iter=30, random_state=0, n_threads=1).fit(X, y)
+    assert fused.n_iter_ == reference.n_iter_
+    np.testing.assert_allclose(
+        fused.predict_proba(X), reference.predict_proba(X), rtol=0, atol=1e-5
+    )
