@@ -180,27 +180,6 @@ def _baseline(name, seed):
     return model
 
 
-def _encoded_column_norms(cr, X):
-    """Gradient norms by the columns the network's first layer reads.
-
-    With an input encoding, the encoded columns (the space DREG smooths);
-    without, the raw ``X``. The network's public ``feature_jacobian``, on a
-    float64 copy.
-    """
-    import copy
-
-    import torch
-
-    module = copy.deepcopy(cr.module_).double().eval()
-    norms = []
-    with torch.no_grad():
-        for start in range(0, len(X), 4096):
-            rows = torch.as_tensor(np.asarray(X[start : start + 4096], dtype=float))
-            jac = module.feature_jacobian(rows)
-            norms.append(torch.linalg.vector_norm(jac, dim=(1, 2)).numpy())
-    return np.concatenate(norms)
-
-
 def _flips(model, X, noises):
     pred = model.predict(X)
     return [float(np.mean(model.predict(X + noise) != pred)) for noise in noises]
@@ -322,13 +301,10 @@ def _evaluate(task, loader, train, test, seed, args):
             risk = float(np.mean(errors))
             out["guarantee_risk"] = risk
             out["guarantee_violation"] = float(risk > target)
-    # input_sensitivity measures X in units of its training spread (the one
-    # rule); the same ranking by the encoded columns, input_sensitivity's
-    # earlier space, beside it.
-    encoded = (
-        _encoded_column_norms(cr, X_test) / _encoded_column_norms(cr, X_train).mean()
-    )
-    out["cr_aurc_sensitivity_encoded"] = aurc_score(y_test, pred, -encoded, **kw)
+    # input_sensitivity reads the encoded columns; the same ratio by X in
+    # units of its training spread (tau's rule) beside it.
+    by_x = cr.input_gradient_norms(X_test) / cr.input_gradient_norms(X_train).mean()
+    out["cr_aurc_sensitivity_x"] = aurc_score(y_test, pred, -by_x, **kw)
     out["tau_CR"] = gradient_tail_ratio(gradient_norms(cr, X_test))
     out.update(
         {f"flip_CR_{s}": f for s, f in zip(args.sigmas, flip_means(cr), strict=True)}
@@ -420,18 +396,18 @@ def report(results, args, skipped, header):
         "often each was chosen; *selective*: SelectiveClassifier's confidence, "
         "the learned combination unless a single signal ranked the training "
         "fold's out-of-fold errors better (its source, how often). Means over "
-        "the splits. *input_sensitivity* measures the gradient with respect "
-        "to X, each column in units of its training standard deviation (the "
-        "rule tau uses for every model); *by encoded columns*: the same ratio "
-        "of norms taken with respect to the columns the network's first layer "
-        "reads (the input encoding's, where there is one), for comparison.",
+        "the splits. *input_sensitivity* takes the gradient with respect to the "
+        "columns the network's first layer reads (the input encoding's); *by "
+        "X*: the same ratio with respect to X, each column in units of its "
+        "training standard deviation (the rule tau uses for every model), "
+        "for comparison.",
         "",
     ]
     rows, n_best, n_combined, n_tables = [], 0, 0, 0
     for table, splits in results.items():
         ref = "cr_aurc_max_proba"
         ratios = [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[1:3]]
-        ratios.append(_ratio(splits, "cr_aurc_sensitivity_encoded", ref))
+        ratios.append(_ratio(splits, "cr_aurc_sensitivity_x", ref))
         ratios += [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[3:]]
         best = _ratio(splits, "cr_aurc_best", ref)
         combined = _ratio(splits, "cr_aurc_combined", ref)
@@ -458,7 +434,7 @@ def report(results, args, skipped, header):
             "CR risk",
             "CR AURC max_proba",
             *CR_SIGNALS[1:3],
-            "input_sensitivity by encoded columns",
+            "input_sensitivity by X",
             *CR_SIGNALS[3:],
             "best single (chosen)",
             "selective (source)",

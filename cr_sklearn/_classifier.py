@@ -162,8 +162,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
         builds the network and kept under ``warm_start`` and
         :meth:`partial_fit`. DREG's stream then differentiates by the encoded
         columns (the encoding acts as fixed features), while :meth:`jacobian`,
-        :meth:`input_gradient_norms`, tau and the reliability signals are
-        taken with respect to ``X``, through the encoding. ``"auto"``:
+        :meth:`input_gradient_norms` and tau are taken with respect to ``X``,
+        through the encoding; :meth:`input_sensitivity` alone reads the
+        encoded columns (its docstring says why). ``"auto"``:
         4 bins when ``X`` has at most 100 columns, no encoding above (sentence
         embeddings, for instance); the user guide's page on the defaults has
         the measurements. ``None``: no encoding. The value used is
@@ -235,9 +236,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         internal folds per epoch (a fold that stopped keeps its last value);
         the model trained for its argmin + 1 epochs. ``None`` otherwise.
     gradient_norm_mean_ : float
-        Mean input-gradient norm on the training data
-        (:meth:`input_gradient_norms`, each column in units of
-        ``input_scale_``).
+        Mean input-gradient norm on the training data,
+        in the space of :meth:`input_sensitivity`, which divides by it.
     gradient_norm_quantiles_ : ndarray of shape (101,)
         Percentiles 0..100 of the training input-gradient norms.
     input_mean_ : ndarray of shape (n_features,)

@@ -86,9 +86,11 @@ class InferenceMixin:
                 out[sl] = forward(xb).cpu().numpy()
         return check_finite_rows(out, "network output")
 
-    def _jacobian(self, X, scale=None):
+    def _jacobian(self, X, scale=None, *, features=False):
         """``d output / d X``; with ``scale``, the per-sample norms
-        ``||J diag(scale)||_F`` instead of the Jacobians."""
+        ``||J diag(scale)||_F`` instead of the Jacobians; with ``features``,
+        the norms of the Jacobian by the encoded columns the first layer
+        reads (the network must have an encoded stream)."""
         module = self._inference_module
         n_out, d = self._n_outputs(), self.n_features_in_
         per_row = min(n_out, d) * self._max_width() * 2
@@ -98,9 +100,13 @@ class InferenceMixin:
         with _inference_context():
             for sl in self._chunks(X.shape[0], per_row):
                 xb = torch.tensor(X[sl], device=self.device_)
-                jac = module.input_jacobian(xb)
-                if scale is not None:
-                    jac = torch.linalg.vector_norm(jac * scale_t, dim=(1, 2))
+                if features:
+                    jac = module.feature_jacobian(xb)
+                    jac = torch.linalg.vector_norm(jac, dim=(1, 2))
+                else:
+                    jac = module.input_jacobian(xb)
+                    if scale is not None:
+                        jac = torch.linalg.vector_norm(jac * scale_t, dim=(1, 2))
                 jac = jac.cpu().numpy()
                 if result is None:
                     result = np.empty((X.shape[0], *jac.shape[1:]))
@@ -144,8 +150,9 @@ class InferenceMixin:
         scale : array-like of shape (n_features,), default=None
             The unit of each column. ``None``: ``input_scale_``, the training
             standard deviation (1 where constant), so that a sample's norm does
-            not depend on the batch it is computed in; the fitted
-            ``gradient_norm_*`` summaries and :meth:`input_sensitivity` use it.
+            not depend on the batch it is computed in (without an input
+            encoding, the fitted ``gradient_norm_*`` summaries and
+            :meth:`input_sensitivity` are these norms).
             :func:`~cr_sklearn.gradient_norms` and
             :class:`~cr_sklearn.DREGScorer` pass the standard deviation of
             the ``X`` being scored, as for every other model.
@@ -171,6 +178,17 @@ class InferenceMixin:
             )
         return scale
 
+    def _sensitivity_norms(self, X):
+        """Gradient norms by the columns the first layer reads, for validated X.
+
+        The encoded columns with an encoded stream; otherwise ``X`` in units
+        of ``input_scale_``, as :meth:`input_gradient_norms` by default.
+        """
+        module = self._inference_module
+        if module.encoding is not None and module.stream_space == "encoded":
+            return self._jacobian(X, features=True)
+        return self._jacobian(X, scale=self.input_scale_)
+
     def input_sensitivity(self, X):
         """Each sample's input-gradient norm relative to the training mean.
 
@@ -178,6 +196,19 @@ class InferenceMixin:
         e.g. ``input_sensitivity(X) > model.gradient_norm_quantiles_[99] /
         model.gradient_norm_mean_``, flag predictions the model is unusually
         sensitive to.
+
+        The gradient is taken with respect to the columns the network's first
+        layer reads, in the network's standardised units: without an input
+        encoding, ``X`` with each column in units of its training standard
+        deviation (the rule of :meth:`input_gradient_norms` and tau); with
+        one (``encoding_bins``), the encoded columns, the space DREG smooths.
+        That is the one exception to tau's rule, because it ranks errors
+        better: the derivative with respect to ``X`` passes through the
+        ramps' slopes, steepest where the quantile bins are narrow, that is
+        where the training data are dense, and it ranked the best-supported
+        predictions among the most sensitive. ``benchmarks/bench_selective.py``
+        and ``benchmarks/bench_reliability.py`` compare the two spaces
+        (``selective_one_rule.md``, ``reliability.md``).
 
         Parameters
         ----------
@@ -187,14 +218,14 @@ class InferenceMixin:
         Returns
         -------
         sensitivity : ndarray of shape (n_samples,)
-            :meth:`input_gradient_norms` divided by ``gradient_norm_mean_``.
+            The norm described above divided by ``gradient_norm_mean_``.
             A network flat on all its training data (``gradient_norm_mean_``
             is 0, e.g. no hidden layers and constant features) gives 1.0
             where it is flat too (typical of the training data) and ``inf``
             where it has any slope (beyond anything seen in training); never
             ``nan``.
         """
-        norms = self.input_gradient_norms(X)
+        norms = self._sensitivity_norms(self._check_X(X))
         mean = self.gradient_norm_mean_
         if mean > 0:
             return norms / mean

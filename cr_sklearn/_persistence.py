@@ -51,9 +51,9 @@ from ._version import __version__
 __all__ = ["load_model", "save_model"]
 
 _FORMAT = "cr_sklearn.safe"
-# 2: the gradient-norm summaries measure each column of X in units of its
-# training standard deviation (the rule of gradient_norms); in version 1
-# they were by the encoded columns, or by X in its raw units.
+# 2: without an input encoding, the gradient-norm summaries measure each
+# column of X in units of its training standard deviation; in version 1 they
+# were by X in raw units (with an encoding, by the encoded columns in both).
 _FORMAT_VERSION = 2
 _METADATA_KEY = "cr_sklearn"
 # Rebuilt on load from the parameters and the tensors, never read as data.
@@ -745,11 +745,12 @@ def load_model(path, *, device="cpu"):
     -----
     UserWarning
         If the file was written by another cr_sklearn version, or in format
-        version 1: its ``gradient_norm_mean_`` and
-        ``gradient_norm_quantiles_`` (and so :meth:`input_sensitivity`,
-        which divides by the mean) were measured by the earlier rule, by the
-        encoded columns or by ``X`` in its raw units; predictions are
-        unaffected. Refit to measure them as this version does.
+        version 1 by a model without an input encoding: its
+        ``gradient_norm_mean_`` and ``gradient_norm_quantiles_`` (and so
+        ``input_sensitivity``, which divides by the mean) were measured by
+        ``X`` in its raw units, not in units of the training standard
+        deviation; predictions are unaffected. Refit to measure them as this
+        version does.
 
     See Also
     --------
@@ -808,21 +809,21 @@ def load_model(path, *, device="cpu"):
             f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."
         )
     _check_versions(payload.get("versions"), name)
-    if version < 2:
-        warnings.warn(
-            f"{name!r} uses model format version {version}: its gradient-norm "
-            "summaries (gradient_norm_mean_, gradient_norm_quantiles_, and "
-            "input_sensitivity, which divides by the mean) were measured by "
-            "the encoded columns or by X in raw units, not with each column "
-            "in units of its training standard deviation as this version "
-            "measures them. Predictions are unaffected; refit the model to "
-            "compare these summaries with a current model's.",
-            UserWarning,
-            stacklevel=2,
-        )
     cls = _estimator_class(payload.get("estimator"), name)
     estimator = _check_params(cls, payload.get("params"), name)
     attributes = _check_attributes(cls, payload.get("attributes"), name)
+    if version < 2 and attributes.get("encoding_bins_") is None:
+        warnings.warn(
+            f"{name!r} uses model format version {version}: without an input "
+            "encoding, its gradient-norm summaries (gradient_norm_mean_, "
+            "gradient_norm_quantiles_, and input_sensitivity, which divides "
+            "by the mean) were measured by X in raw units, not with each "
+            "column in units of its training standard deviation as this "
+            "version measures them. Predictions are unaffected; refit the "
+            "model to compare these summaries with a current model's.",
+            UserWarning,
+            stacklevel=2,
+        )
     history = _check_history(payload.get("history"), attributes["n_iter_"], name)
     del payload
     for key, value in attributes.items():

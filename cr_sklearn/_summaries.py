@@ -84,9 +84,9 @@ def set_summaries(estimator, X, *, incremental, seed):
     scale[~(scale > 0)] = 1.0
     estimator.input_mean_ = mean
     estimator.input_scale_ = scale
-    # Each column in units of its training spread, the default scale of
-    # input_gradient_norms: the rule tau uses for every model.
-    norms = estimator._jacobian(rows, scale=scale)
+    # The norms input_sensitivity divides: by the columns the first layer
+    # reads (X in units of its training spread, or the encoded columns).
+    norms = estimator._sensitivity_norms(rows)
     estimator.gradient_norm_mean_ = float(norms.mean())
     estimator.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))
     estimator.input_distance_quantiles_ = np.percentile(

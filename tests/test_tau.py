@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from conftest import FAST
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -138,24 +139,51 @@ def test_the_analytic_norms_use_the_input_not_the_encoded_columns():
     )
 
 
-def test_stored_summaries_and_sensitivity_follow_the_rule():
+def test_stored_summaries_and_sensitivity_without_an_encoding():
     X, y = _task("binary")
-    model = CRClassifier(**{**SMALL, "encoding_bins": 4}).fit(X, y)
-    # On the training rows, X's spread is the training spread.
+    model = CRClassifier(**{**SMALL, "encoding_bins": None}).fit(X, y)
+    # On the training rows, X's spread is the training spread: the summaries
+    # are those of tau's rule.
     np.testing.assert_allclose(model.input_scale_, X.std(axis=0))
     train = gradient_norms(model, X)
     assert model.gradient_norm_mean_ == pytest.approx(train.mean(), rel=1e-10)
     np.testing.assert_allclose(
         model.gradient_norm_quantiles_, np.percentile(train, np.arange(101))
     )
-    # A sample's sensitivity does not depend on the batch it is in.
     X_new, _ = _task("binary", seed=1)
-    one = np.concatenate([model.input_sensitivity(row[None]) for row in X_new[:5]])
-    np.testing.assert_allclose(one, model.input_sensitivity(X_new)[:5], rtol=1e-12)
     np.testing.assert_allclose(
         model.input_sensitivity(X_new),
         model.input_gradient_norms(X_new) / model.gradient_norm_mean_,
     )
+
+
+def _encoded_norms(model, X):
+    module = model._inference_module
+    with torch.no_grad():
+        jac = module.feature_jacobian(torch.as_tensor(X))
+    return torch.linalg.vector_norm(jac, dim=(1, 2)).numpy()
+
+
+def test_sensitivity_with_an_encoding_is_by_the_encoded_columns():
+    X, y = _task("binary")
+    model = CRClassifier(**{**SMALL, "encoding_bins": 4}).fit(X, y)
+    # The documented exception: ranked by the encoded columns the first layer
+    # reads, with the summaries in the same space; tau keeps its rule.
+    train = _encoded_norms(model, X)
+    assert model.gradient_norm_mean_ == pytest.approx(train.mean(), rel=1e-10)
+    X_new, _ = _task("binary", seed=1)
+    np.testing.assert_allclose(
+        model.input_sensitivity(X_new),
+        _encoded_norms(model, X_new) / model.gradient_norm_mean_,
+        rtol=1e-10,
+    )
+    assert not np.allclose(
+        model.input_sensitivity(X_new),
+        model.input_gradient_norms(X_new) / model.gradient_norm_mean_,
+    )
+    # A sample's sensitivity does not depend on the batch it is in.
+    one = np.concatenate([model.input_sensitivity(row[None]) for row in X_new[:5]])
+    np.testing.assert_allclose(one, model.input_sensitivity(X_new)[:5], rtol=1e-12)
 
 
 def test_scale_is_checked():
