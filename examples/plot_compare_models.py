@@ -144,7 +144,7 @@ for i, name in enumerate(names):
 ax_tau.set_yticks(range(len(names)), names)
 ax_tau.axvline(1.0, color="0.4", linestyle=":")
 ax_tau.set_xscale("log")
-ax_tau.set(xlabel="tau = p99 / mean of input-gradient norms (log scale)")
+ax_tau.set(xlabel="tau = p99 / mean of gradient norms (log)")
 for ax in (ax_acc, ax_tau):
     ax.invert_yaxis()  # the first model on top
 plt.show()
