@@ -32,9 +32,12 @@ def test_study_writes_csv_png_markdown(tmp_path, capsys):
     )
     assert status == 0
     printed = capsys.readouterr().out
-    assert "| model | 20% | 100% | fit time (s) |" in printed
+    assert (
+        "| model (p: corrected t (Nadeau-Bengio); *: Holm-adjusted p ≤ 0.05) | 20% |"
+        in printed
+    )
     assert "LogisticRegression (reference)" in printed  # no CR: first model
-    assert "(p=" in printed and "holm" in printed
+    assert "(p=" in printed and "Holm's correction" in printed
     csv = (out / "study.csv").read_text()
     assert csv.startswith("model,fraction,split") and csv.count("\n") == 1 + 2 * 2 * 3
     assert (out / "study.png").read_bytes()[:4] == b"\x89PNG"
@@ -46,7 +49,7 @@ def test_study_writes_csv_png_markdown(tmp_path, capsys):
 def test_evaluate_alias_runs_full_training_folds(capsys):
     assert main(["evaluate", "--models", "cr,lr", *FAST]) == 0
     printed = capsys.readouterr().out
-    assert "| model | 100% | fit time (s) |" in printed
+    assert "Holm-adjusted p ≤ 0.05) | 100% | fit time (s) |" in printed
     assert "| CR (reference) |" in printed
     assert "| LogisticRegression |" in printed
     # The default output folder lands in the test's own folder, not the checkout.

@@ -71,7 +71,7 @@ def _check_layout(figure, legend, axes):
 
 
 def test_study_figure_structure():
-    display = StudyDisplay.from_result(_study(), dataset="pima").plot()
+    display = StudyDisplay.from_result(_study(), dataset="pima")
     figure = display.figure_
     assert display.diff_ax_ is not None
     _check_layout(figure, display.legend_, [display.ax_, display.diff_ax_])
@@ -106,13 +106,13 @@ def _in_view(display):
 )
 def test_every_difference_is_in_view(models, fractions):
     result = _study(fractions=fractions)
-    display = StudyDisplay.from_result(result, models=models).plot()
+    display = StudyDisplay.from_result(result, models=models)
     _in_view(display)
     plt.close(display.figure_)
 
 
 def test_one_fraction_titles_the_fraction():
-    display = StudyDisplay.from_result(_study(fractions=[1.0]), dataset="pima").plot()
+    display = StudyDisplay.from_result(_study(fractions=[1.0]), dataset="pima")
     assert display.figure_.get_suptitle().startswith(
         "pima: accuracy at 100% of each training fold"
     )
@@ -121,7 +121,7 @@ def test_one_fraction_titles_the_fraction():
 
 
 def test_column_layout_for_narrow_pages():
-    display = StudyDisplay.from_result(_study(), dataset="pima").plot(layout="column")
+    display = StudyDisplay.from_result(_study(), dataset="pima", layout="column")
     figure = display.figure_
     assert figure.get_figwidth() < 8
     top, bottom = display.ax_.get_position(), display.diff_ax_.get_position()
@@ -129,8 +129,20 @@ def test_column_layout_for_narrow_pages():
     _check_layout(figure, display.legend_, [display.ax_, display.diff_ax_])
     assert figure.get_suptitle().startswith("pima")
     with pytest.raises(ValueError, match="layout"):
-        StudyDisplay.from_result(_study()).plot(layout="grid")
+        StudyDisplay.from_result(_study(), layout="grid")
     plt.close(figure)
+
+
+def test_from_result_draws_like_from_estimator():
+    before = set(plt.get_fignums())
+    display = StudyDisplay.from_result(_study(), dataset="pima")
+    # One new figure, drawn: no .plot() call needed (nor a second figure).
+    assert set(plt.get_fignums()) - before == {display.figure_.number}
+    assert display.ax_.get_lines() and display.errorbars_
+    # plot() draws it again elsewhere, as a Display's plot does.
+    fig, ax = plt.subplots()
+    assert display.plot(ax=ax, differences=False).ax_ is ax
+    plt.close("all")
 
 
 def test_study_intervals_agree_with_the_corrected_t_test():
@@ -151,7 +163,7 @@ def test_study_intervals_agree_with_the_corrected_t_test():
 
 def test_study_display_without_a_comparison_has_one_panel():
     result = _study()
-    display = StudyDisplay.from_result(result, models=["SVC"]).plot()
+    display = StudyDisplay.from_result(result, models=["SVC"])
     assert display.diff_ax_ is None and display.errorbars_ == {}
     _check_layout(display.figure_, display.legend_, [display.ax_])
     assert display.figure_.get_suptitle().startswith("Accuracy against")
@@ -160,7 +172,7 @@ def test_study_display_without_a_comparison_has_one_panel():
 
 def test_study_display_on_a_pair_of_axes():
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
-    display = StudyDisplay.from_result(_study(), reference="SVC").plot(ax=axes)
+    display = StudyDisplay.from_result(_study(), reference="SVC", ax=axes)
     assert display.ax_ is axes[0] and display.diff_ax_ is axes[1]
     assert "SVC" in display.diff_ax_.get_ylabel()
     assert display.lines_["SVC"].get_color() == "black"
@@ -200,6 +212,6 @@ def test_plots_without_matplotlib_name_the_extra(monkeypatch, which, fitted):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"cr_sklearn\[study\]"):
         if which == "study":
-            StudyDisplay.from_result(_study()).plot()
+            StudyDisplay.from_result(_study())
         else:
             LossCurveDisplay.from_estimator(fitted)

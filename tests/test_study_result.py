@@ -74,7 +74,7 @@ def test_summary_mean_std():
 
 def test_compare_wilcoxon_holm():
     result, values = _result()
-    cmp = result.compare("ref")
+    cmp = result.compare("ref", test="wilcoxon")
     assert len(cmp) == 4 and set(cmp["model"]) == {"better", "same"}
     better = cmp[(cmp.model == "better") & (cmp.fraction == 0.1)].iloc[0]
     assert better["mean_diff"] == pytest.approx(
@@ -124,11 +124,15 @@ def test_to_markdown_has_scores_and_pvalues():
     result, _ = _result()
     text = result.to_markdown("ref", details=True)
     lines = text.splitlines()
-    assert lines[0] == "| model | 10% | 100% | fit time (s) |"
+    assert lines[0] == (
+        "| model (p: corrected t (Nadeau-Bengio); *: Holm-adjusted p ≤ 0.05) "
+        "| 10% | 100% | fit time (s) |"
+    )
     assert lines[2].startswith("| ref (reference) |")
     better = next(line for line in lines if line.startswith("| better |"))
     assert "±" in better and "(p=" in better
-    assert "holm correction" in text
+    assert "unadjusted two-sided corrected t (Nadeau-Bengio) test" in text
+    assert "after Holm's correction over the 4 comparisons" in text
     assert "| better | 10% | +0.0" in text
 
 
@@ -151,9 +155,7 @@ def test_display_draws_lines_and_differences():
     import matplotlib.pyplot as plt
 
     result, values = _result()
-    display = StudyDisplay.from_result(result)
-    assert not hasattr(display, "ax_")
-    display = display.plot()
+    display = StudyDisplay.from_result(result)  # draws, as from_estimator does
     assert display.figure_ is display.ax_.figure
     assert list(display.lines_) == ["ref", "better", "same"]
     assert len(display.ax_.get_lines()) == 3
@@ -177,7 +179,7 @@ def test_display_bands_on_request():
     import matplotlib.pyplot as plt
 
     result, _ = _result()
-    display = StudyDisplay.from_result(result).plot(bands=True)
+    display = StudyDisplay.from_result(result, bands=True)
     assert len(display.fill_between_) == 3 and len(display.ax_.collections) == 3
     assert "std" in display.ax_.get_title()
     plt.close("all")
@@ -188,9 +190,83 @@ def test_display_on_given_axes_with_subset_and_no_bands():
 
     result, _ = _result()
     fig, ax = plt.subplots()
-    display = StudyDisplay.from_result(result, models=["same"]).plot(ax=ax, bands=False)
+    display = StudyDisplay.from_result(result, models=["same"], ax=ax, bands=False)
     assert display.ax_ is ax and display.figure_ is fig
     assert len(ax.get_lines()) == 1 and display.fill_between_ == {}
     with pytest.raises(ValueError, match="Unknown models"):
         StudyDisplay.from_result(result, models=["other"])
     plt.close("all")
+
+
+def _cell_p(text, model, column):
+    """The p-value text and mark of a model's cell of the to_markdown table."""
+    line = next(row for row in text.splitlines() if row.startswith(f"| {model} |"))
+    cell = line.split(" | ")[column]
+    return cell[cell.index("(p=") + 3 : cell.index(")")]
+
+
+def test_table_shows_unadjusted_p_marked_where_holm_rejects():
+    from cr_sklearn.study._records import _format_p
+
+    result, _ = _result(shift=0.03, noise=0.005)
+    cmp = result.compare("ref")
+    text = result.to_markdown("ref")
+    for row in cmp.itertuples():
+        column = 1 + FRACTIONS.index(row.fraction)
+        mark = "*" if row.p_adjusted <= 0.05 else ""
+        assert _cell_p(text, row.model, column) == _format_p(row.p_value) + mark
+    # The data make the two differ: a cell whose unadjusted p is below 0.05
+    # without a mark, and a marked one.
+    assert cmp["reject"].any()
+    assert ((cmp["p_value"] <= 0.05) & ~cmp["reject"]).any()
+    assert list(cmp["reject"]) == list(cmp["p_adjusted"] <= 0.05)
+
+
+def test_one_test_by_default_for_table_plot_and_api():
+    import matplotlib.pyplot as plt
+
+    from cr_sklearn.study import corrected_interval, wilcoxon_interval
+
+    result, values = _result(shift=0.03, noise=0.005)
+    cmp = result.compare("ref")
+    assert cmp.equals(result.compare("ref", test="corrected_t", correction="holm"))
+    assert result.to_markdown("ref") == result.to_markdown("ref", test="corrected_t")
+    display = StudyDisplay.from_result(result)
+    assert "corrected t" in display.diff_ax_.get_title()
+    assert "corrected t (Nadeau-Bengio) test, unadjusted" in (
+        display.figure_.get_suptitle().replace("\n", " ")
+    )
+    for test, interval in (
+        ("corrected_t", lambda d: corrected_interval(d, 100 / 400)),
+        ("wilcoxon", wilcoxon_interval),
+    ):
+        display = StudyDisplay.from_result(result, test=test)
+        cmp = result.compare("ref", test=test)
+        d = values["better"][1] - values["ref"][1]
+        np.testing.assert_allclose(display.differences["better"][1], interval(d))
+        for model in ("better", "same"):
+            rows = cmp[cmp.model == model]
+            np.testing.assert_array_equal(display.rejected[model], rows["reject"])
+            # One * per rejected difference, as in the table.
+            assert len(display.marks_[model]) == rows["reject"].sum()
+    assert "Wilcoxon signed-rank" in result.to_markdown("ref", test="wilcoxon")
+    assert "Wilcoxon" in display.diff_ax_.get_title()
+    plt.close("all")
+
+
+def test_compare_intervals_and_errors_of_the_new_options():
+    result, values = _result()
+    cmp = result.compare("ref", test="wilcoxon", alpha=0.1)
+    row = cmp[(cmp.model == "better") & (cmp.fraction == 1.0)].iloc[0]
+    from cr_sklearn.study import wilcoxon_interval
+
+    d = values["better"][1] - values["ref"][1]
+    assert (row.estimate, row.ci_low, row.ci_high) == pytest.approx(
+        wilcoxon_interval(d, confidence=0.9)
+    )
+    with pytest.raises(ValueError, match="alpha"):
+        result.compare(alpha=1.5)
+    with pytest.raises(ValueError, match="test must be one of"):
+        result.compare(test="sign")
+    text = result.to_markdown("ref", correction=None)
+    assert "*: p ≤ 0.05 (no multiple-testing correction)" in text

@@ -7,7 +7,9 @@ from cr_sklearn.study import (
     adjust_pvalues,
     corrected_interval,
     corrected_ttest,
+    paired_interval,
     paired_test,
+    wilcoxon_interval,
     wilcoxon_test,
 )
 
@@ -58,6 +60,10 @@ def test_paired_test_dispatch_and_errors():
         paired_test(d, "corrected_t")
     with pytest.raises(ValueError, match="test must be"):
         paired_test(d, "sign")
+    # The default everywhere is the corrected t-test, which needs the ratio.
+    assert paired_test(d, test_train_ratio=0.2) == corrected_ttest(d, 0.2)
+    with pytest.raises(ValueError, match="ratio"):
+        paired_test(d)
 
 
 def test_holm_and_bonferroni_known_values():
@@ -117,8 +123,48 @@ def test_the_tests_are_exported_from_cr_sklearn_study():
         "adjust_pvalues",
         "corrected_interval",
         "corrected_ttest",
+        "paired_interval",
         "paired_test",
+        "wilcoxon_interval",
         "wilcoxon_test",
     ]
     assert set(names) <= set(cr_sklearn.study.__all__)
     assert cr_sklearn.study.__all__ == sorted(cr_sklearn.study.__all__)
+
+
+def test_wilcoxon_interval_inverts_the_exact_signed_rank_test():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        d = rng.normal(0.3, 1.0, size=rng.integers(6, 30))
+        estimate, low, high = wilcoxon_interval(d)
+        walsh = [(d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d))]
+        assert estimate == pytest.approx(np.median(walsh))
+        assert low <= estimate <= high
+        rejects = stats.wilcoxon(d, method="exact").pvalue <= 0.05
+        assert (low > 0 or high < 0) == rejects
+
+
+def test_wilcoxon_interval_small_samples_and_errors():
+    # 5 pairs: the exact test never reaches 0.05 two-sided, nothing to bound.
+    estimate, low, high = wilcoxon_interval([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert estimate == pytest.approx(0.3) and np.isnan(low) and np.isnan(high)
+    assert np.isfinite(wilcoxon_interval(np.arange(1.0, 7.0))[1])
+    # Above 100 pairs the normal approximation: close to the exact bound.
+    d = np.random.default_rng(1).normal(size=101)
+    _, low, high = wilcoxon_interval(d)
+    _, low_exact, high_exact = wilcoxon_interval(d[:100])
+    assert low < high and abs(low - low_exact) < 0.1
+    with pytest.raises(ValueError, match="at least 1"):
+        wilcoxon_interval([])
+    with pytest.raises(ValueError, match="confidence"):
+        wilcoxon_interval([0.1, 0.2], confidence=0)
+
+
+def test_paired_interval_dispatch():
+    d = np.array([0.1, 0.2, 0.15, 0.3, 0.25, 0.2])
+    assert paired_interval(d, test_train_ratio=0.25) == corrected_interval(d, 0.25)
+    assert paired_interval(d, "wilcoxon", confidence=0.9) == wilcoxon_interval(d, 0.9)
+    with pytest.raises(ValueError, match="ratio"):
+        paired_interval(d)
+    with pytest.raises(ValueError, match="test must be"):
+        paired_interval(d, "sign", 0.25)

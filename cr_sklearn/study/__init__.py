@@ -18,7 +18,9 @@ from ._stats import (
     adjust_pvalues,
     corrected_interval,
     corrected_ttest,
+    paired_interval,
     paired_test,
+    wilcoxon_interval,
     wilcoxon_test,
 )
 
@@ -37,6 +39,8 @@ __all__ = [
     "default_baselines",
     "factorial_study",
     "load_study_dataset",
+    "paired_interval",
     "paired_test",
+    "wilcoxon_interval",
     "wilcoxon_test",
 ]

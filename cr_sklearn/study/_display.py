@@ -5,7 +5,7 @@ import textwrap
 import numpy as np
 
 from ._deps import import_or_hint
-from ._stats import corrected_interval
+from ._stats import CORRECTION_LABELS, TEST_LABELS
 
 __all__ = ["StudyDisplay"]
 
@@ -37,17 +37,23 @@ class StudyDisplay:
 
     The left panel shows each model's mean score over the splits at every
     training fraction, the reference model (CR in ``cr-sklearn study``) in
-    bold black. The right panel shows each other model's mean paired
-    difference to the reference, split by split, with the confidence
-    interval of the Nadeau-Bengio corrected resampled t-test
-    (:func:`corrected_interval`): an interval that excludes 0 is a
-    difference the corrected t-test finds at that level (before any
-    multiple-testing correction). Standard deviations over splits are the
-    wrong error bars for models compared on shared splits; they are drawn
-    only with ``bands=True``.
+    bold black. The right panel shows each other model's paired difference
+    to the reference, split by split, with the confidence interval of the
+    paired test of :meth:`StudyResult.compare` (by default the
+    Nadeau-Bengio corrected resampled t-test and its
+    :func:`corrected_interval`; with ``test="wilcoxon"`` the Hodges-Lehmann
+    estimate and :func:`wilcoxon_interval`). The intervals are unadjusted,
+    like the p-values of :meth:`StudyResult.to_markdown`: an interval that
+    excludes 0 is a difference the test finds at that level before any
+    multiple-testing correction, and a ``*`` marks, as in the table, the
+    differences that stay significant after the correction (Holm by default)
+    over every comparison of the study. Standard deviations over splits are
+    the wrong error bars for models compared on shared splits; they are
+    drawn only with ``bands=True``.
 
-    Build it with :meth:`from_result`, then call :meth:`plot`. matplotlib
-    is imported only by :meth:`plot`.
+    Build and draw it with :meth:`from_result`, as scikit-learn's
+    ``from_estimator`` does; :meth:`plot` draws it again (on other Axes, for
+    instance). matplotlib is imported only when drawing.
 
     Parameters
     ----------
@@ -62,8 +68,8 @@ class StudyDisplay:
     reference : str, default=None
         The model the differences are taken against; drawn in bold.
     differences : dict of str to ndarray of shape (n_fractions, 3), default=None
-        Per other model, the mean paired difference (model minus
-        reference) and the interval's bounds at every fraction.
+        Per other model, the test's estimate of the paired difference (model
+        minus reference) and the interval's bounds at every fraction.
     confidence : float, default=0.95
         Coverage of the intervals in ``differences``.
     n_train : ndarray of shape (n_fractions,), default=None
@@ -73,6 +79,13 @@ class StudyDisplay:
         Name of the data, in the title.
     protocol : str, default=None
         The evaluation protocol in words, in the title.
+    test : {"corrected_t", "wilcoxon"}, default="corrected_t"
+        The test behind ``differences`` and ``rejected``, named in the titles.
+    correction : {"holm", "bonferroni"} or None, default="holm"
+        The correction behind ``rejected``, named in the title.
+    rejected : dict of str to ndarray of shape (n_fractions,), default=None
+        Per other model, whether the corrected test rejects at level
+        ``1 - confidence`` (drawn as ``*``).
 
     Attributes
     ----------
@@ -86,6 +99,8 @@ class StudyDisplay:
         The mean line of each model.
     errorbars_ : dict of str to matplotlib ErrorbarContainer
         The paired differences of each other model, when drawn.
+    marks_ : dict of str to list of matplotlib Text
+        The ``*`` drawn above each other model's rejected differences.
     fill_between_ : dict of str to matplotlib PolyCollection
         The band of each model (mean +- std), with ``bands=True``.
     legend_ : matplotlib Legend
@@ -95,6 +110,7 @@ class StudyDisplay:
     --------
     StudyResult.summary : The means and standard deviations drawn.
     StudyResult.compare : The paired tests behind the differences.
+    StudyResult.to_markdown : The same tests as a table.
 
     Examples
     --------
@@ -108,7 +124,7 @@ class StudyDisplay:
     >>> models = {"logreg": LogisticRegression(max_iter=5000),
     ...           "tree": DecisionTreeClassifier()}
     >>> result = data_fraction_study(models, X, y, fractions=(0.1, 1.0), cv=3)
-    >>> display = StudyDisplay.from_result(result, dataset="breast cancer").plot()
+    >>> display = StudyDisplay.from_result(result, dataset="breast cancer")
     >>> list(display.lines_), list(display.errorbars_)
     (['logreg', 'tree'], ['tree'])
     """
@@ -126,6 +142,9 @@ class StudyDisplay:
         n_train=None,
         dataset=None,
         protocol=None,
+        test="corrected_t",
+        correction="holm",
+        rejected=None,
     ):
         self.fractions = fractions
         self.means = means
@@ -137,6 +156,9 @@ class StudyDisplay:
         self.n_train = n_train
         self.dataset = dataset
         self.protocol = protocol
+        self.test = test
+        self.correction = correction
+        self.rejected = rejected
 
     @classmethod
     def from_result(
@@ -146,13 +168,21 @@ class StudyDisplay:
         metric=None,
         models=None,
         reference=None,
+        test="corrected_t",
+        correction="holm",
         confidence=0.95,
         dataset=None,
+        ax=None,
+        differences=True,
+        layout="row",
+        bands=False,
+        line_kw=None,
+        fill_between_kw=None,
     ):
-        """Collect the means and the paired differences of a :class:`StudyResult`.
+        """Plot the means and the paired differences of a :class:`StudyResult`.
 
-        Unlike scikit-learn's ``from_estimator``, nothing is drawn yet: call
-        :meth:`plot` on the returned display.
+        Like scikit-learn's ``from_estimator``, this draws: it collects the
+        numbers and calls :meth:`plot`.
 
         Parameters
         ----------
@@ -165,16 +195,60 @@ class StudyDisplay:
         reference : str, default=None
             The model the others are compared with, as in
             :meth:`StudyResult.compare`: the first of ``models`` by default.
+        test : {"corrected_t", "wilcoxon"}, default="corrected_t"
+            The paired test whose intervals are drawn, as in
+            :meth:`StudyResult.compare` and :meth:`StudyResult.to_markdown`.
+        correction : {"holm", "bonferroni"} or None, default="holm"
+            The correction behind the ``*`` marks, over every comparison of
+            the study against ``reference`` (the table's family, whatever
+            ``models`` shows).
         confidence : float, default=0.95
-            Coverage of the corrected intervals of the differences.
+            Coverage of the intervals; the marks are at level
+            ``1 - confidence``.
         dataset : str, default=None
             Name of the data, for the title.
+        ax : matplotlib Axes or pair of Axes, default=None
+            Where to draw, see :meth:`plot`.
+        differences : bool, default=True
+            Draw the panel of paired differences, see :meth:`plot`.
+        layout : {"row", "column"}, default="row"
+            See :meth:`plot`.
+        bands : bool, default=False
+            See :meth:`plot`.
+        line_kw : dict, default=None
+            See :meth:`plot`.
+        fill_between_kw : dict, default=None
+            See :meth:`plot`.
 
         Returns
         -------
         display : StudyDisplay
-            The display, not yet plotted.
+            The drawn display (``figure_``, ``ax_`` and the other fitted
+            attributes set).
         """
+        display = cls._from_result(
+            result,
+            metric=metric,
+            models=models,
+            reference=reference,
+            test=test,
+            correction=correction,
+            confidence=confidence,
+            dataset=dataset,
+        )
+        return display.plot(
+            ax,
+            differences=differences,
+            layout=layout,
+            bands=bands,
+            line_kw=line_kw,
+            fill_between_kw=fill_between_kw,
+        )
+
+    @classmethod
+    def _from_result(
+        cls, result, *, metric, models, reference, test, correction, confidence, dataset
+    ):
         metric = result._metric(metric)
         models = result.models if models is None else list(models)
         unknown = set(models) - set(result.models)
@@ -185,6 +259,8 @@ class StudyDisplay:
             raise ValueError(
                 f"Unknown reference model {reference!r}; models: {models}."
             )
+        if not 0 < confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
         summary = result.summary(metric)
         fractions = np.asarray(result.fractions, dtype=float)
         means, stds = {}, {}
@@ -197,24 +273,26 @@ class StudyDisplay:
                     mean[i], std[i] = summary.loc[(model, f), ["mean", "std"]]
                     n_train[i] = summary.loc[(model, f), "n_train"]
             means[model], stds[model] = mean, std
-        values = result._values(metric)
-        differences = {}
-        for model in models:
-            if model == reference:
-                continue
-            diff = np.full((len(fractions), 3), np.nan)
-            for i, f in enumerate(result.fractions):
-                ref = values.get((reference, f), {})
-                other = values.get((model, f), {})
-                splits = sorted(set(ref) & set(other))
-                if len(splits) < 2:
+        differences, rejected = {}, {}
+        if len(result.models) > 1:
+            # The table's comparisons: the same test, intervals and marks.
+            cmp = result.compare(
+                reference,
+                metric=metric,
+                test=test,
+                correction=correction,
+                alpha=1 - confidence,
+            )
+            position = {f: i for i, f in enumerate(result.fractions)}
+            for model in models:
+                if model == reference:
                     continue
-                d = [other[s][0] - ref[s][0] for s in splits]
-                # The ratio StudyResult.compare uses: its p-values and these
-                # intervals agree.
-                ratio = np.mean([ref[s][2] / ref[s][1] for s in splits])
-                diff[i] = corrected_interval(d, ratio, confidence)
-            differences[model] = diff
+                diff = np.full((len(fractions), 3), np.nan)
+                marks = np.zeros(len(fractions), dtype=bool)
+                for r in cmp[cmp["model"] == model].itertuples():
+                    diff[position[r.fraction]] = (r.estimate, r.ci_low, r.ci_high)
+                    marks[position[r.fraction]] = bool(r.reject)
+                differences[model], rejected[model] = diff, marks
         return cls(
             fractions=fractions,
             means=means,
@@ -226,6 +304,9 @@ class StudyDisplay:
             n_train=n_train,
             dataset=dataset,
             protocol=_protocol(result),
+            test=test,
+            correction=correction,
+            rejected=rejected,
         )
 
     def _has_differences(self):
@@ -328,6 +409,7 @@ class StudyDisplay:
             diff_ax = None
         styles = self._styles()
         self.lines_, self.fill_between_, self.errorbars_ = {}, {}, {}
+        self.marks_ = {}
         for model, mean in self.means.items():
             label = f"{model} (reference)" if model == self.reference else model
             kw = {"marker": "o", **styles[model], **(line_kw or {})}
@@ -378,14 +460,15 @@ class StudyDisplay:
             np.linspace(-_DODGE, _DODGE, len(others)) if len(others) > 1 else [0.0]
         )
         ax.axhline(0.0, **{**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2})
+        rejected = self.rejected or {}
         for model, offset in zip(others, offsets, strict=True):
-            mean, low, high = self.differences[model].T
+            estimate, low, high = self.differences[model].T
             x = self.fractions * np.exp(offset)
             style = styles[model]
             self.errorbars_[model] = ax.errorbar(
                 x,
-                mean,
-                yerr=[mean - low, high - mean],
+                estimate,
+                yerr=[estimate - low, high - estimate],
                 fmt="o",
                 color=style["color"],
                 markersize=style["markersize"],
@@ -393,11 +476,32 @@ class StudyDisplay:
                 elinewidth=1.2,
                 zorder=style["zorder"],
             )
+            # The table's mark, above the interval (or the point).
+            marks = rejected.get(model, np.zeros(len(x), dtype=bool))
+            top = np.where(np.isfinite(high), high, estimate)
+            self.marks_[model] = [
+                ax.annotate(
+                    "*",
+                    (xi, yi),
+                    xytext=(0, 1),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    color=style["color"],
+                    fontsize="large",
+                    fontweight="bold",
+                )
+                for xi, yi, mark in zip(x, top, marks, strict=True)
+                if mark and np.isfinite(yi)
+            ]
         self._format_x(ax)
+        ax.margins(y=0.12)  # room for the marks
         ax.set_ylabel(f"{self.metric}: model - {self.reference}")
+        centre = "median (HL)" if self.test == "wilcoxon" else "mean"
         ax.set_title(
-            f"Paired difference to {self.reference}, "
-            f"{self.confidence:.0%} corrected interval",
+            f"Paired difference to {self.reference}: {centre}, "
+            f"{self.confidence:.0%} {TEST_LABELS.get(self.test, self.test)} "
+            "interval",
             fontsize="medium",
         )
         ax.grid(True, alpha=0.3)
@@ -412,7 +516,19 @@ class StudyDisplay:
         details = [self.protocol] if self.protocol else []
         details.append("nested stratified subsamples of each training fold")
         if with_differences:
-            details.append("intervals: Nadeau-Bengio corrected t, unadjusted")
+            test = TEST_LABELS.get(self.test, self.test)
+            details.append(f"intervals: {test} test, unadjusted")
+            alpha = f"{1 - self.confidence:.2g}"
+            if self.correction is None:
+                details.append(f"*: p ≤ {alpha}, no correction")
+            else:
+                adjusted = CORRECTION_LABELS.get(self.correction, self.correction)
+                details.append(
+                    f"*: {adjusted}-adjusted p ≤ {alpha} over every comparison "
+                    f"with {self.reference}, as in the table"
+                )
         # About 11 characters of the medium font per inch of figure.
-        lines = textwrap.wrap("; ".join(details), width=int(11 * width))
+        lines = textwrap.wrap(
+            "; ".join(details), width=int(11 * width), break_on_hyphens=False
+        )
         return "\n".join([first, *lines])

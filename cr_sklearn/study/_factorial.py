@@ -421,6 +421,10 @@ class FactorialResult(_Records):
             The metric; the first by default.
         test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
             The paired test; ``"corrected_t"`` uses ``n_test / n_train``.
+            Unlike the data-fraction study (whose pairs are overlapping
+            splits of one data set, hence the corrected t-test there), the
+            pairs here are blocks of different data sets and conditions,
+            whose differences share no scale: a rank test is the default.
         correction : {"holm", "bonferroni"} or None, default="holm"
             Correction over all rows of the returned table.
         by : {"condition", "dataset", "activation"} or None, default=None

@@ -3,7 +3,14 @@
 import numpy as np
 
 from ._records import _format_p, _import_pandas, _markdown_table, _Records
-from ._stats import adjust_pvalues, paired_test
+from ._stats import (
+    CORRECTION_LABELS,
+    TEST_LABELS,
+    TESTS,
+    adjust_pvalues,
+    paired_interval,
+    paired_test,
+)
 
 __all__ = ["StudyResult"]
 
@@ -144,12 +151,20 @@ class StudyResult(_Records):
         return out.reindex(order.intersection(out.index, sort=False))
 
     def compare(
-        self, reference=None, *, metric=None, test="wilcoxon", correction="holm"
+        self,
+        reference=None,
+        *,
+        metric=None,
+        test="corrected_t",
+        correction="holm",
+        alpha=0.05,
     ):
         """Paired tests of each model against ``reference`` at every fraction.
 
         The pairs are the splits both models were scored on: the same test
-        fold and the same training subsample.
+        fold and the same training subsample. The same test, intervals and
+        rejections are what :meth:`to_markdown` prints and
+        :class:`StudyDisplay` draws.
 
         Parameters
         ----------
@@ -158,25 +173,38 @@ class StudyResult(_Records):
             default.
         metric : str, default=None
             The metric; the study's first by default.
-        test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
-            ``"wilcoxon"``: the Wilcoxon signed-rank test.
+        test : {"corrected_t", "wilcoxon"}, default="corrected_t"
             ``"corrected_t"``: the Nadeau-Bengio corrected resampled t-test,
             whose variance term ``1/k + n_test/n_train`` accounts for the
             overlap of training sets across cross-validation splits
             (``n_train`` is the mean size of the subsample actually fitted, so
-            the test is very conservative at small fractions).
+            the test is conservative at small fractions); its interval is
+            :func:`corrected_interval`. ``"wilcoxon"``: the Wilcoxon
+            signed-rank test, which assumes independent pairs (cross-validation
+            splits are not) and is anti-conservative here; its interval is
+            :func:`wilcoxon_interval`.
         correction : {"holm", "bonferroni"} or None, default="holm"
-            Correction over the whole table (every model and fraction).
+            Family-wise correction over the whole table (every other model
+            and fraction), for ``p_adjusted`` and ``reject``.
+        alpha : float, default=0.05
+            Level of ``reject``; the intervals cover ``1 - alpha``.
 
         Returns
         -------
         comparison : pandas.DataFrame
             One row per (model, fraction) with ``reference``, ``mean_diff``
-            (model minus reference), ``statistic``, ``p_value``,
-            ``p_adjusted`` and ``n_pairs``.
+            (model minus reference), the test's ``estimate`` (the mean
+            difference, or the Hodges-Lehmann estimate for Wilcoxon) and its
+            unadjusted ``ci_low``, ``ci_high``, ``statistic``, the unadjusted
+            ``p_value``, ``p_adjusted``, ``reject`` (``p_adjusted <= alpha``)
+            and ``n_pairs``.
         """
         pd = _import_pandas("compare")
         metric = self._metric(metric)
+        if test not in TESTS:
+            raise ValueError(f"test must be one of {TESTS}, got {test!r}.")
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
         reference = self.models[0] if reference is None else reference
         if reference not in self.models:
             raise ValueError(
@@ -191,15 +219,13 @@ class StudyResult(_Records):
                 ref = values.get((reference, fraction), {})
                 other = values.get((model, fraction), {})
                 splits = sorted(set(ref) & set(other))
-                row = {
-                    "model": model,
-                    "fraction": fraction,
-                    "reference": reference,
-                    "mean_diff": np.nan,
-                    "statistic": np.nan,
-                    "p_value": np.nan,
-                    "n_pairs": len(splits),
-                }
+                row = dict.fromkeys(_COMPARE_COLUMNS, np.nan)
+                row.update(
+                    model=model,
+                    fraction=fraction,
+                    reference=reference,
+                    n_pairs=len(splits),
+                )
                 if splits:
                     diff = np.array([other[s][0] - ref[s][0] for s in splits])
                     ratio = np.mean([ref[s][2] / ref[s][1] for s in splits])
@@ -207,33 +233,35 @@ class StudyResult(_Records):
                     if len(splits) >= 2 or test == "wilcoxon":
                         stat, p = paired_test(diff, test, test_train_ratio=ratio)
                         row["statistic"], row["p_value"] = stat, p
+                        row["estimate"], row["ci_low"], row["ci_high"] = (
+                            paired_interval(diff, test, ratio, 1 - alpha)
+                        )
                 rows.append(row)
-        out = pd.DataFrame.from_records(
-            rows,
-            columns=[
-                "model",
-                "fraction",
-                "reference",
-                "mean_diff",
-                "statistic",
-                "p_value",
-                "n_pairs",
-            ],
-        )
+        out = pd.DataFrame.from_records(rows, columns=list(_COMPARE_COLUMNS))
         out["p_adjusted"] = adjust_pvalues(out["p_value"].to_numpy(), correction)
-        return out
+        out["reject"] = (out["p_adjusted"] <= alpha).to_numpy()
+        return out[[*_COMPARE_COLUMNS, "p_adjusted", "reject"]]
 
     def to_markdown(
         self,
         reference=None,
         *,
         metric=None,
-        test="wilcoxon",
+        test="corrected_t",
         correction="holm",
+        alpha=0.05,
         digits=3,
         details=False,
     ):
         """Markdown table: mean +- std per model and fraction, with p-values.
+
+        Each other model's cell carries its *unadjusted* p-value against
+        ``reference``, marked ``*`` where the test rejects after the
+        ``correction`` over the whole table: the unadjusted p-values say
+        how strong each comparison is, the mark which ones survive
+        multiple testing. The header and the caption name the test and the
+        correction; :class:`StudyDisplay` draws the same test's intervals and
+        marks.
 
         Parameters
         ----------
@@ -241,38 +269,45 @@ class StudyResult(_Records):
             Model the p-values compare with (the first model by default).
         metric : str, default=None
             The metric; the study's first by default.
-        test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
+        test : {"corrected_t", "wilcoxon"}, default="corrected_t"
             The paired test, see :meth:`compare`.
         correction : {"holm", "bonferroni"} or None, default="holm"
-            The multiple-testing correction, see :meth:`compare`.
+            The multiple-testing correction behind the ``*`` marks, see
+            :meth:`compare`; ``None`` marks unadjusted rejections.
+        alpha : float, default=0.05
+            Level of the ``*`` marks.
         digits : int, default=3
             Decimals of the scores.
         details : bool, default=False
             Append a second table with every comparison: the mean
-            difference to ``reference``, raw and corrected p-values.
+            difference to ``reference``, the test's interval, unadjusted and
+            adjusted p-values.
 
         Returns
         -------
         table : str
-            Rows are models, columns fractions; other models' cells carry
-            the corrected p-value against ``reference``; the last column is
-            the mean fit time in seconds at the largest fraction.
+            Rows are models, columns fractions; the last column is the mean
+            fit time in seconds at the largest fraction; a caption follows.
         """
         metric = self._metric(metric)
         reference = self.models[0] if reference is None else reference
         summary = self.summary(metric)
-        pvalues = {}
+        tested = {}
         if len(self.models) > 1:
             cmp = self.compare(
-                reference, metric=metric, test=test, correction=correction
+                reference, metric=metric, test=test, correction=correction, alpha=alpha
             )
-            pvalues = {
-                (m, f): p
-                for m, f, p in zip(
-                    cmp["model"], cmp["fraction"], cmp["p_adjusted"], strict=True
-                )
+            tested = {
+                (r.model, r.fraction): (r.p_value, r.reject) for r in cmp.itertuples()
             }
-        header = ["model", *(f"{f:.0%}" for f in self.fractions), "fit time (s)"]
+        name = TEST_LABELS.get(test, test)
+        adjusted = CORRECTION_LABELS.get(correction, correction)
+        first = "model"
+        if tested:
+            first = f"model (p: {name}; *: {adjusted}-adjusted p ≤ {alpha:g})"
+            if correction is None:
+                first = f"model (p: {name}; *: p ≤ {alpha:g})"
+        header = [first, *(f"{f:.0%}" for f in self.fractions), "fit time (s)"]
         rows = []
         for model in self.models:
             cells = [f"{model} (reference)" if model == reference else model]
@@ -282,34 +317,74 @@ class StudyResult(_Records):
                     continue
                 mean, std = summary.loc[(model, fraction), ["mean", "std"]]
                 cell = f"{mean:.{digits}f} ± {std:.{digits}f}"
-                if (model, fraction) in pvalues:
-                    cell += f" (p={_format_p(pvalues[(model, fraction)])})"
+                if (model, fraction) in tested:
+                    p, reject = tested[(model, fraction)]
+                    cell += f" (p={_format_p(p)}{'*' if reject else ''})"
                 cells.append(cell)
             last = (model, self.fractions[-1])
             fit = summary.loc[last, "fit_time"] if last in summary.index else np.nan
             cells.append(f"{fit:.2f}")
             rows.append(cells)
         text = _markdown_table(header, rows)
-        if not pvalues:
+        if not tested:
             return text
-        label = {"wilcoxon": "Wilcoxon signed-rank", "corrected_t": "corrected t"}
+        family = int(np.isfinite(cmp["p_value"]).sum())
+        if correction is None:
+            mark = f"*: p ≤ {alpha:g} (no multiple-testing correction)"
+        else:
+            mark = (
+                f"*: rejected at {alpha:g} after {adjusted}'s correction over the "
+                f"{family} comparisons of the table"
+            )
         text += (
-            f"\n\n{metric}, mean ± std over {self.n_splits} splits; p: "
-            f"{label.get(test, test)} test against {reference}, paired over "
-            f"splits, {correction or 'no'} correction over the table."
+            f"\n\n{metric}, mean ± std over {self.n_splits} splits. p: unadjusted "
+            f"two-sided {name} test against {reference}, paired over splits; "
+            f"{mark}."
         )
         if details:
+            level = f"{1 - alpha:.0%}"
             detail_rows = [
                 [
                     r.model,
                     f"{r.fraction:.0%}",
                     f"{r.mean_diff:+.{digits}f}",
+                    _format_interval(r.ci_low, r.ci_high, digits),
                     _format_p(r.p_value),
                     _format_p(r.p_adjusted),
+                    "*" if r.reject else "",
                     r.n_pairs,
                 ]
                 for r in cmp.itertuples()
             ]
-            header2 = ["model", "fraction", f"model − {reference}", "p", "p adj.", "n"]
+            header2 = [
+                "model",
+                "fraction",
+                f"model − {reference}",
+                f"{level} interval",
+                "p",
+                f"p ({adjusted})" if correction else "p (unadjusted)",
+                "*",
+                "n",
+            ]
             text += "\n\n" + _markdown_table(header2, detail_rows)
         return text
+
+
+def _format_interval(low, high, digits):
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "n/a"
+    return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+_COMPARE_COLUMNS = (
+    "model",
+    "fraction",
+    "reference",
+    "mean_diff",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "statistic",
+    "p_value",
+    "n_pairs",
+)

@@ -6,12 +6,23 @@ __all__ = [
     "adjust_pvalues",
     "corrected_interval",
     "corrected_ttest",
+    "paired_interval",
     "paired_test",
+    "wilcoxon_interval",
     "wilcoxon_test",
 ]
 
-TESTS = ("wilcoxon", "corrected_t")
+# The default everywhere (tables, plots, the CLI) is the corrected t-test:
+# cross-validation splits share training rows, which only it accounts for,
+# and it has the confidence interval the plots draw.
+TESTS = ("corrected_t", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", None)
+#: How tables and plots name each test and correction.
+TEST_LABELS = {
+    "corrected_t": "corrected t (Nadeau-Bengio)",
+    "wilcoxon": "Wilcoxon signed-rank",
+}
+CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", None: "no"}
 
 
 def corrected_ttest(differences, test_train_ratio):
@@ -129,15 +140,119 @@ def wilcoxon_test(differences):
     return float(res.statistic), float(res.pvalue)
 
 
-def paired_test(differences, test="wilcoxon", test_train_ratio=None):
-    """Dispatch to :func:`wilcoxon_test` or :func:`corrected_ttest`.
+def _signed_rank_cdf(n):
+    """``P(W+ <= w)`` for ``w = 0 .. n(n+1)/2`` under the null, exactly.
+
+    The count of subsets of ``{1, ..., n}`` with each sum, over ``2**n``.
+    """
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for rank in range(1, n + 1):
+        counts[rank:] = counts[rank:] + counts[:-rank].copy()
+    return np.cumsum(counts) / 2.0**n
+
+
+def wilcoxon_interval(differences, confidence=0.95):
+    """Hodges-Lehmann estimate and the signed-rank confidence interval.
+
+    The interval that inverts the Wilcoxon signed-rank test (Hollander and
+    Wolfe): the order statistics ``k`` and ``M + 1 - k`` of the ``M =
+    n (n + 1) / 2`` Walsh averages ``(d_i + d_j) / 2, i <= j``, with ``k``
+    the largest count the null distribution of the signed-rank statistic
+    leaves below ``(1 - confidence) / 2`` (exact up to 100 pairs, normal
+    above). The estimate is their median. It excludes 0 when the exact
+    two-sided test rejects at level ``1 - confidence``; with ties or zero
+    differences :func:`wilcoxon_test` may use an approximation and disagree
+    at the margin.
 
     Parameters
     ----------
     differences : array-like of shape (k,)
         Paired score differences, one per split.
-    test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
-        The test to run.
+    confidence : float, default=0.95
+        Coverage of the interval, in ``(0, 1)``.
+
+    Returns
+    -------
+    estimate : float
+        The Hodges-Lehmann estimate (median of the Walsh averages).
+    low, high : float
+        The interval's bounds; NaN when ``k`` pairs are too few for the
+        test to ever reject at this level (5 or fewer at 95%).
+
+    Examples
+    --------
+    >>> from cr_sklearn.study import wilcoxon_interval
+    >>> estimate, low, high = wilcoxon_interval([0.01, 0.03, 0.02, 0.04, 0.05, 0.02])
+    >>> round(estimate, 3), 0 < low < high
+    (0.03, True)
+    """
+    from scipy import stats
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+    d = np.asarray(differences, dtype=float).ravel()
+    n = d.size
+    if n == 0:
+        raise ValueError("The Wilcoxon interval needs at least 1 pair, got 0.")
+    i, j = np.triu_indices(n)
+    walsh = np.sort((d[i] + d[j]) / 2.0)
+    estimate = float(np.median(walsh))
+    tail = (1.0 - confidence) / 2.0
+    if n <= 100:
+        # k - 1 = the largest w with P(W+ <= w) <= tail.
+        k = int(np.searchsorted(_signed_rank_cdf(n), tail, side="right"))
+    else:
+        mean, sd = n * (n + 1) / 4.0, np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+        k = int(np.floor(mean + 0.5 - stats.norm.ppf(1.0 - tail) * sd))
+    if k < 1:
+        return estimate, np.nan, np.nan
+    return estimate, float(walsh[k - 1]), float(walsh[walsh.size - k])
+
+
+def paired_interval(
+    differences, test="corrected_t", test_train_ratio=None, confidence=0.95
+):
+    """Point estimate and confidence interval of the test :func:`paired_test` runs.
+
+    Parameters
+    ----------
+    differences : array-like of shape (k,)
+        Paired score differences, one per split.
+    test : {"corrected_t", "wilcoxon"}, default="corrected_t"
+        ``"corrected_t"``: the mean and :func:`corrected_interval`;
+        ``"wilcoxon"``: :func:`wilcoxon_interval`.
+    test_train_ratio : float, default=None
+        ``n_test / n_train`` of the splits; required by ``"corrected_t"``.
+    confidence : float, default=0.95
+        Coverage of the interval.
+
+    Returns
+    -------
+    estimate : float
+        The mean difference (corrected t) or the Hodges-Lehmann estimate
+        (Wilcoxon).
+    low, high : float
+        The interval's bounds (NaN where it cannot be bounded).
+    """
+    if test == "wilcoxon":
+        return wilcoxon_interval(differences, confidence)
+    if test == "corrected_t":
+        if test_train_ratio is None:
+            raise ValueError("test='corrected_t' needs the n_test / n_train ratio.")
+        return corrected_interval(differences, test_train_ratio, confidence)
+    raise ValueError(f"test must be one of {TESTS}, got {test!r}.")
+
+
+def paired_test(differences, test="corrected_t", test_train_ratio=None):
+    """Dispatch to :func:`corrected_ttest` or :func:`wilcoxon_test`.
+
+    Parameters
+    ----------
+    differences : array-like of shape (k,)
+        Paired score differences, one per split.
+    test : {"corrected_t", "wilcoxon"}, default="corrected_t"
+        The test to run: the default of every study table and plot.
     test_train_ratio : float, default=None
         ``n_test / n_train`` of the splits; required by ``"corrected_t"``.
 
