@@ -53,7 +53,10 @@ def main():
         name = Path(args.from_csv).name
         elapsed, source = (
             None,
-            f"the records of an identical `cr-sklearn study` ({name})",
+            f"the tidy records in {name}, of an identical run (this script with "
+            "`--csv`, or `cr-sklearn study`); the fit times are that run's, "
+            "wall-clock on a shared machine with other jobs running (noisy: "
+            "compare the fit-time column within the run only)",
         )
     else:
         X, y = load_pima(return_X_y=True)
