@@ -58,7 +58,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     ----------
     hidden_layer_sizes : array-like of int, default=(64, 64)
         Width of each activated layer: an int or a flat sequence of ints
-        >= 1 (floats and bools raise a ``ValueError`` naming the entry).
+        >= 1 (floats and bools raise a ``ValueError`` naming the entry). A
+        network of more than 10**9 learnable parameters (with ``degree``
+        and the encoded columns) raises a ``ValueError`` before it is built.
     head : {"cumulative", "coral"}, default="cumulative"
         Training loss of the ordinal head. ``"cumulative"``: the
         cumulative-link (proportional-odds) negative log-likelihood.
@@ -184,7 +186,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         4 bins when ``X`` has at most 100 columns, no encoding above (sentence
         embeddings, for instance); not the default here, where the encoding did
         not help on the ordinal suite's tuning half. ``None``: no encoding. The
-        value used is ``encoding_bins_``.
+        value used is ``encoding_bins_``. Bins the training rows cannot tell
+        apart are dropped, with a warning, as in :class:`PiecewiseLinearEncoder`:
+        a column gets at most an edge on every distinct value.
     n_threads : int, "auto" or None, default="auto"
         Torch threads used while fitting (restored afterwards), at most the
         CPUs the process may use (more are clamped, with a warning).
@@ -217,7 +221,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         parameter is read anew. Parameters that define the network cannot
         change (see :meth:`partial_fit`).
     callbacks : list of skorch callbacks or (name, callback) tuples, default=None
-        Extra skorch callbacks.
+        Extra skorch callbacks (instances or classes); any other entry
+        raises a ``TypeError`` naming it.
 
     Attributes
     ----------
