@@ -318,8 +318,12 @@ class BaseCRNetwork(nn.Module):
         """
         raise NotImplementedError
 
-    def _reverse_jacobian(self, x):
-        """``d output / d standardised input`` by the transposed chain rule."""
+    def _reverse_jacobian(self, h):
+        """``d output / d h`` by the transposed chain rule.
+
+        ``h`` is what the first layer reads (:meth:`_inputs` of the raw
+        input: standardised and, with an encoding, encoded).
+        """
         raise NotImplementedError
 
     def feature_jacobian(self, x, *, mode="auto"):
@@ -351,7 +355,7 @@ class BaseCRNetwork(nn.Module):
                 x, "exact", derivatives=False, rows=None, encoded=True
             ).jacobians[-1]
         if mode == "reverse":
-            return self._reverse_jacobian(x)
+            return self._reverse_jacobian(self._inputs(x))
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
 
     def input_jacobian(self, x, *, mode="auto"):
@@ -379,10 +383,14 @@ class BaseCRNetwork(nn.Module):
                 x, "exact", derivatives=False, rows=None, encoded=False
             ).jacobians[-1]
         elif mode == "reverse":
-            jac = self._reverse_jacobian(x)
-            if self.encoding is not None:
-                _, slope = self.encoding.forward_and_slope(self._standardise(x))
-                jac = self.encoding.pullback(jac, slope)
+            h = self._standardise(x)
+            if self.encoding is None:
+                jac = self._reverse_jacobian(h)
+            else:
+                # One encoding pass gives both what the first layer reads
+                # and the slopes the pull-back needs.
+                h, slope = self.encoding.forward_and_slope(h)
+                jac = self.encoding.pullback(self._reverse_jacobian(h), slope)
         else:
             raise ValueError(
                 f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"

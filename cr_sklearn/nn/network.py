@@ -417,12 +417,12 @@ class CRNetwork(BaseCRNetwork):
         jacobians = [j.transpose(1, 2) for j in found[: n + 1]]
         return out, derivs, weights, jacobians, list(found[n + 1 :])
 
-    def _reverse_jacobian(self, x):
-        res = self.forward_stream(x, None, derivatives=True)
+    def _reverse_jacobian(self, h):
+        _, derivs, weights, _ = self._stream_pass(
+            h, None, exact=False, derivatives=True, rows=None
+        )
         # Row o of G is d output_o / d h_l, pulled back layer by layer.
-        g = self.output.weight.unsqueeze(0).expand(x.shape[0], -1, -1)
-        for d, weight in zip(
-            reversed(res.derivatives), reversed(res.weights), strict=True
-        ):
+        g = self.output.weight.unsqueeze(0).expand(h.shape[0], -1, -1)
+        for d, weight in zip(reversed(derivs), reversed(weights), strict=True):
             g = torch.matmul(g * d.unsqueeze(1), weight)
         return g

@@ -473,10 +473,10 @@ class ResidualCRNetwork(BaseCRNetwork):
             h, directions, exact=exact, derivatives=derivatives, rows=rows
         )[:4]
 
-    def _reverse_jacobian(self, x):
-        _, derivs, weights, _, inputs = self._run(self._inputs(x), None)
+    def _reverse_jacobian(self, h):
+        _, derivs, weights, _, inputs = self._run(h, None)
         # Row o of g is d output_o / d h_l, pulled back block by block.
-        g = self.output.weight.unsqueeze(0).expand(x.shape[0], -1, -1)
+        g = self.output.weight.unsqueeze(0).expand(h.shape[0], -1, -1)
         for block, d, weight, h in zip(
             reversed(self.blocks),
             reversed(derivs[1:]),
