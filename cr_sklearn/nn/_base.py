@@ -23,6 +23,8 @@ class StreamOutput:
     """What one forward pass through a CR network produced.
 
     The fields are the constructor's parameters and the attributes alike.
+    With a member axis (``n_members``), every tensor below has it first,
+    except ``squared_norms``, summed over the members.
 
     Parameters
     ----------

@@ -70,7 +70,9 @@ class PolyValueAndSlope(torch.autograd.Function):
     """``(phi(z), phi'(z))`` of :class:`PolyActivation` as one autograd node.
 
     ``apply(z, coefficients, bound, one, mask)`` with ``z`` of shape
-    ``(..., width)``, ``coefficients`` of shape ``(degree + 1, width)``,
+    ``(..., width)``, ``coefficients`` of shape ``(degree + 1, width)`` (or
+    ``(degree + 1, members, 1, width)`` with ``z`` of shape
+    ``(members, batch, width)``),
     ``bound`` a float or ``None``, ``one`` a 0-d tensor holding 1 (see
     :func:`squash`) and ``mask`` ``None`` or a tensor of ``z``'s shape that
     multiplies both outputs (dropout: two autograd nodes fewer per layer).
@@ -135,18 +137,18 @@ class PolyValueAndSlope(torch.autograd.Function):
             weighted_slope = grad_slope * du
         grad_coefficients = None
         if ctx.needs_input_grad[1]:
-            width = coefficients.shape[1]
-            uu = u.reshape(-1, width)
+            # One row's shape: (width,), or (members, 1, width) with a member
+            # axis; the gradient sums over every other axis (the rows).
+            row = coefficients.shape[1:]
             # d value / d a_k = u^k, d slope / d a_k = k u^(k-1) u': running
             # powers of u times each incoming gradient, summed over rows.
-            by_value = grad_value.reshape(-1, width)
-            by_slope = weighted_slope.reshape(-1, width)
-            rows = [by_value.sum(0)]
+            by_value, by_slope = grad_value, weighted_slope
+            rows = [by_value.sum_to_size(row)]
             for k in range(1, coefficients.shape[0]):
                 if k > 1:
-                    by_slope = by_slope * uu
-                by_value = by_value * uu
-                rows.append(by_value.sum(0) + k * by_slope.sum(0))
+                    by_slope = by_slope * u
+                by_value = by_value * u
+                rows.append(by_value.sum_to_size(row) + k * by_slope.sum_to_size(row))
             grad_coefficients = torch.stack(rows)
         if not ctx.needs_input_grad[0]:
             grad_z = None

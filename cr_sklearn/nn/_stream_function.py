@@ -16,6 +16,8 @@ as it goes).
 
 import torch
 
+from ._members import flat_rows, rows_product
+
 __all__ = []
 
 
@@ -23,25 +25,32 @@ def stream_values(directions, weights, slopes, output_weight):
     """``(jacobians, products)``: each ``J_l`` and ``Z_l = J_{l-1} W_l^T``.
 
     ``directions`` is ``None`` for the exact stream (``J_0`` the identity:
-    ``Z_1 = W_1^T``) or a tensor of shape ``(batch, k, n_in)``. The last
-    Jacobian is the output layer's, ``J_L W_out^T`` (no slope).
+    ``Z_1 = W_1^T``, kept with a unit batch axis) or a tensor of shape
+    ``(batch, k, n_in)``. The last Jacobian is the output layer's,
+    ``J_L W_out^T`` (no slope). With a member axis (weights of shape
+    ``(M, out, in)``, slopes ``(M, batch, width)``) every tensor has it
+    first; the directions are shared.
     """
     jacobians, products = [], []
     j = directions
     for weight, d in zip(weights, slopes, strict=True):
-        weight_t = weight.t()
+        weight_t = weight.transpose(-1, -2)
         # (A contiguous W^T: broadcasting over a transposed view is several
         # times slower.)
-        z = weight_t.contiguous() if j is None else j @ weight_t
-        j = d.unsqueeze(1) * z
+        z = (
+            weight_t.contiguous().unsqueeze(-3)
+            if j is None
+            else rows_product(j, weight_t)
+        )
+        j = d.unsqueeze(-2) * z
         products.append(z)
         jacobians.append(j)
-    jacobians.append(torch.matmul(j, output_weight.t()))
+    jacobians.append(rows_product(j, output_weight.transpose(-1, -2)))
     return jacobians, products
 
 
 def squared_norms(jacobians):
-    """``||J||^2`` of each Jacobian, summed over every axis.
+    """``||J||^2`` of each Jacobian, summed over every axis (members too).
 
     One dot product per Jacobian (they are contiguous): no squared copy.
     """
@@ -101,17 +110,13 @@ class StreamJacobians(torch.autograd.Function):
             g_norm, g_j = grad_norms[level], grad_jacobians[level]
             g = None
             if left is not None:
-                flat = left.reshape(-1, left.shape[-1])
+                flat = flat_rows(left)
                 if g_norm is not None:
-                    g = torch.addmm(
-                        j.reshape(-1, j.shape[-1]),
-                        flat,
-                        right,
-                        beta=2.0 * float(g_norm),
-                    )
+                    product = torch.addmm if right.dim() == 2 else torch.baddbmm
+                    g = product(flat_rows(j), flat, right, beta=2.0 * float(g_norm))
                     g_norm = None
                 else:
-                    g = flat.mm(right)
+                    g = torch.matmul(flat, right)
                 g = g.view(j.shape)
             if g_j is not None:
                 g = g_j.clone() if g is None else g.add_(g_j)
@@ -125,12 +130,8 @@ class StreamJacobians(torch.autograd.Function):
         left = right = None
         if g is not None:
             last = jacobians[n - 1]
-            n_out = output_weight.shape[0]
             if needs[2 + 2 * n]:
-                # As autograd orients it: (J_L^T G)^T.
-                grad_output_weight = (
-                    last.reshape(-1, last.shape[-1]).t().mm(g.reshape(-1, n_out)).t()
-                )
+                grad_output_weight = _weight_grad(g, last)
             left, right = g, output_weight
         for level in range(n - 1, -1, -1):
             g = total(level, left, right)
@@ -139,22 +140,32 @@ class StreamJacobians(torch.autograd.Function):
                 continue
             d, z, weight = slopes[level], products[level], weights[level]
             if needs[2 + n + level]:
-                grad_slopes[level] = (g * z).sum(1)
-            gz = g.mul_(d.unsqueeze(1))  # g is this pass's own buffer
+                grad_slopes[level] = (g * z).sum(-2)
+            gz = g.mul_(d.unsqueeze(-2))  # g is this pass's own buffer
             below = directions if level == 0 else jacobians[level - 1]
             if below is None:
                 # Exact first layer: J_1 = d_1 * W_1^T, no product.
                 if needs[2 + level]:
-                    grad_weights[level] = gz.sum(0).t()
+                    grad_weights[level] = gz.sum(-3).transpose(-1, -2)
                 continue
-            n_in, n_out = weight.shape[1], weight.shape[0]
             if needs[2 + level]:
-                grad_weights[level] = (
-                    below.reshape(-1, n_in).t().mm(gz.reshape(-1, n_out)).t()
-                )
+                grad_weights[level] = _weight_grad(gz, below)
             if level > 0:
                 left, right = gz, weight
         return None, None, *grad_weights, *grad_slopes, grad_output_weight
+
+
+def _weight_grad(grad, below):
+    """``d loss / d W`` of ``J = below @ W^T`` given ``grad = d loss / d J``.
+
+    Both are ``(..., batch, k, width)``; ``below`` may lack the member axis
+    (shared directions).
+    """
+    g, b = flat_rows(grad), flat_rows(below)
+    if g.dim() == 2:
+        # As autograd orients it: (B^T G)^T.
+        return b.t().mm(g).t()
+    return torch.matmul(g.transpose(-1, -2), b)
 
 
 def _recorded_backward(ctx, saved, grads):

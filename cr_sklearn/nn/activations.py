@@ -14,6 +14,7 @@ import math
 import torch
 from torch import nn
 
+from ._members import check_n_members
 from ._poly_function import PolyValueAndSlope, poly_value_and_slope, squash
 
 __all__ = [
@@ -165,11 +166,18 @@ class PolyActivation(nn.Module):
         Polynomial degree ``K``.
     bound : float or None, default=3.0
         Soft bound ``b`` on the pre-activation. ``None`` uses ``u = z``.
+    n_members : int or None, default=None
+        With an int ``M``, ``M`` members' polynomials for pre-activations of
+        shape ``(M, batch, width)`` (the member axis of
+        :class:`~cr_sklearn.nn.CRNetwork`); ``None``: one set.
 
     Attributes
     ----------
     coefficients : torch.nn.Parameter of shape (degree + 1, width)
-        ``coefficients[k, i]`` multiplies ``u**k`` for neuron ``i``.
+        ``coefficients[k, i]`` multiplies ``u**k`` for neuron ``i``. With
+        members, of shape ``(degree + 1, n_members, 1, width)``: member
+        ``m``'s are ``coefficients[:, m, 0]``, and each row broadcasts over
+        the batch axis.
 
     Notes
     -----
@@ -188,13 +196,15 @@ class PolyActivation(nn.Module):
     which on small batches costs less than the dozen ops it replaces.
     """
 
-    def __init__(self, width, degree=3, bound=3.0):
+    def __init__(self, width, degree=3, bound=3.0, n_members=None):
         super().__init__()
         if degree < 1:
             raise ValueError(f"degree must be >= 1, got {degree}.")
         self.degree = int(degree)
         self.bound = None if bound is None else float(bound)
-        coefficients = torch.zeros(self.degree + 1, width)
+        self.n_members = check_n_members(n_members)
+        members = () if self.n_members is None else (self.n_members, 1)
+        coefficients = torch.zeros(self.degree + 1, *members, width)
         coefficients[1] = 1.0
         self.coefficients = nn.Parameter(coefficients)
         # The 1 of ``1 - (u / b)**2`` as a tensor, for one fused op.
@@ -291,13 +301,14 @@ class PolyActivation(nn.Module):
         return value
 
     def extra_repr(self):
+        members = "" if self.n_members is None else f", n_members={self.n_members}"
         return (
-            f"width={self.coefficients.shape[1]}, degree={self.degree}, "
-            f"bound={self.bound}"
+            f"width={self.coefficients.shape[-1]}, degree={self.degree}, "
+            f"bound={self.bound}{members}"
         )
 
 
-def make_activation(name, width, *, degree=3):
+def make_activation(name, width, *, degree=3, n_members=None):
     """Build the activation module called ``name`` for ``width`` neurons.
 
     Parameters
@@ -309,6 +320,9 @@ def make_activation(name, width, *, degree=3):
         Number of neurons.
     degree : int, default=3
         Polynomial degree, used by ``"poly"`` only.
+    n_members : int or None, default=None
+        Members of a member stack (``"poly"`` only: the fixed activations
+        have no parameters).
 
     Returns
     -------
@@ -317,5 +331,5 @@ def make_activation(name, width, *, degree=3):
         ``forward_and_derivative``.
     """
     if name == "poly":
-        return PolyActivation(width, degree=degree)
+        return PolyActivation(width, degree=degree, n_members=n_members)
     return FixedActivation(name)

@@ -19,6 +19,14 @@ from torch import nn
 from torch.nn.modules import module as _module
 
 from ._base import BaseCRNetwork, StreamOutput, random_directions
+from ._members import (
+    MemberLinear,
+    affine,
+    check_n_members,
+    flat_rows,
+    rows_product,
+    select_rows,
+)
 from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation, make_activation
 
@@ -112,11 +120,24 @@ class CRNetwork(BaseCRNetwork):
     stream_space : {"input", "encoded"}, default="input"
         With an encoding, whether the stream differentiates by the input or
         by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+    n_members : int or None, default=None
+        ``None``: one network. An int ``M``: ``M`` independent networks of
+        this shape in one module (the member axis): every parameter has a
+        leading axis of length ``M``, each layer is one batched product for
+        all members, and the standardisation and the encoding are shared.
+        The outputs then carry the member axis first: :meth:`forward` and
+        :meth:`predict_values` return ``(M, batch, n_outputs)``,
+        :meth:`forward_stream` member-first values, derivatives, weights and
+        Jacobians (the squared norms summed over the members, so a penalty
+        is the sum of the members' penalties), :meth:`input_jacobian`
+        ``(M, batch, n_outputs, n_features)``. :meth:`stack` builds one
+        from single networks, :meth:`member` takes one out.
 
     Attributes
     ----------
     hidden : torch.nn.ModuleList of torch.nn.Linear
-        The activated layers' affine maps, in order.
+        The activated layers' affine maps, in order (``MemberLinear`` with
+        a member axis).
     activations : torch.nn.ModuleList
         Their activations.
     output : torch.nn.Linear
@@ -142,6 +163,7 @@ class CRNetwork(BaseCRNetwork):
         spectral_norm=False,
         encoded_features=None,
         stream_space="input",
+        n_members=None,
     ):
         super().__init__(
             n_features,
@@ -150,16 +172,116 @@ class CRNetwork(BaseCRNetwork):
             encoded_features=encoded_features,
             stream_space=stream_space,
         )
+        self.n_members = check_n_members(n_members)
+        if spectral_norm and self.n_members is not None:
+            raise ValueError("spectral_norm=True does not support n_members.")
+        # Kept to rebuild a network of this shape (``member``, ``stack``).
+        self._config = dict(
+            n_features=n_features,
+            n_outputs=n_outputs,
+            hidden_layer_sizes=tuple(int(w) for w in hidden_layer_sizes),
+            activation=activation,
+            degree=degree,
+            dropout=dropout,
+            spectral_norm=spectral_norm,
+            encoded_features=encoded_features,
+            stream_space=stream_space,
+        )
         sizes = [self.input_width, *[int(w) for w in hidden_layer_sizes]]
         wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
         self.hidden = nn.ModuleList()
         self.activations = nn.ModuleList()
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
-            layer = nn.Linear(fan_in, fan_out)
+            layer = self._linear(fan_in, fan_out)
             self.hidden.append(wrap(layer) if wrap else layer)
-            self.activations.append(make_activation(activation, fan_out, degree=degree))
-        out = nn.Linear(sizes[-1], self.n_outputs)
+            self.activations.append(
+                make_activation(
+                    activation, fan_out, degree=degree, n_members=self.n_members
+                )
+            )
+        out = self._linear(sizes[-1], self.n_outputs)
         self.output = wrap(out) if wrap else out
+
+    def _linear(self, fan_in, fan_out):
+        if self.n_members is None:
+            return nn.Linear(fan_in, fan_out)
+        return MemberLinear(fan_in, fan_out, self.n_members)
+
+    @classmethod
+    def stack(cls, networks):
+        """One member module holding ``networks`` as its members, in order.
+
+        Parameters
+        ----------
+        networks : sequence of CRNetwork
+            Single networks (``n_members=None``) built with the same
+            arguments; their standardisation and encoding must agree (the
+            members share them), and they take the first one's.
+
+        Returns
+        -------
+        CRNetwork
+            With ``n_members=len(networks)``; member ``m`` computes what
+            ``networks[m]`` computes (to float rounding).
+        """
+        networks = list(networks)
+        if not networks:
+            raise ValueError("stack needs at least one network.")
+        first = networks[0]
+        for net in networks:
+            if not isinstance(net, cls) or net.n_members is not None:
+                raise TypeError("stack takes single CRNetwork instances.")
+            if net._config != first._config:
+                raise ValueError("stack needs networks built with the same arguments.")
+        stacked = cls(**first._config, n_members=len(networks))
+        state = {}
+        for name, value in first.state_dict().items():
+            if _member_key(name):
+                parts = [net.state_dict()[name] for net in networks]
+                if name.endswith("coefficients"):
+                    parts = [p.unsqueeze(1) for p in parts]
+                state[name] = torch.stack(parts, dim=1 if "coefficients" in name else 0)
+            else:
+                for net in networks[1:]:
+                    if not torch.equal(net.state_dict()[name], value):
+                        raise ValueError(
+                            f"stack needs networks that share {name!r} (the "
+                            "standardisation and the encoding)."
+                        )
+                state[name] = value
+        stacked.load_state_dict(state)
+        return stacked.train(first.training)
+
+    def member(self, index):
+        """A single network holding a copy of member ``index``'s parameters.
+
+        Parameters
+        ----------
+        index : int
+            Which member, ``0 <= index < n_members``.
+
+        Returns
+        -------
+        CRNetwork
+            With ``n_members=None``; it computes what the member computes.
+        """
+        if self.n_members is None:
+            raise ValueError("member needs a network built with n_members.")
+        index = int(index)
+        if not 0 <= index < self.n_members:
+            raise IndexError(
+                f"member index {index} out of range for {self.n_members} members."
+            )
+        single = type(self)(**self._config)
+        state = {}
+        for name, value in self.state_dict().items():
+            if _member_key(name) and name.endswith("coefficients"):
+                value = value[:, index, 0]
+            elif _member_key(name):
+                value = value[index]
+            state[name] = value.clone()
+        single.load_state_dict(state)
+        return single.train(self.training)
 
     @property
     def hidden_layer_sizes(self):
@@ -228,7 +350,7 @@ class CRNetwork(BaseCRNetwork):
             else:
                 h = x
             for weight_t, bias, fixed, coefficients, squash in layers:
-                z = torch.addmm(bias, h, weight_t)
+                z = affine(bias, h, weight_t)
                 if fixed is not None:
                     h = fixed(z)
                 else:
@@ -236,7 +358,7 @@ class CRNetwork(BaseCRNetwork):
                     h = _horner_in_place(
                         coefficients, torch.sigmoid_(z) if squash else z
                     )
-            return torch.addmm(out_bias, h, out_weight_t)
+            return affine(out_bias, h, out_weight_t)
 
     def _folded(self, dtype, device):
         """The cached plan of :meth:`predict_values`, or ``None`` (no fold)."""
@@ -307,7 +429,7 @@ class CRNetwork(BaseCRNetwork):
             scale_in, shift_in = None, None
         layers = []
         for layer, act in zip(self.hidden, self.activations, strict=True):
-            weight_t = layer.weight.double().t()
+            weight_t = layer.weight.double().transpose(-1, -2)
             bias = layer.bias.double()
             if scale_in is not None:
                 bias = bias + shift_in @ weight_t
@@ -325,7 +447,7 @@ class CRNetwork(BaseCRNetwork):
             layers.append(
                 (weight_t * (2.0 / b), bias * (2.0 / b), None, _in_sigmoid(a, b), True)
             )
-        out_weight_t = self.output.weight.double().t()
+        out_weight_t = self.output.weight.double().transpose(-1, -2)
         out_bias = self.output.bias.double()
         if scale_in is not None:  # no encoding and no activated layer
             out_bias = out_bias + shift_in @ out_weight_t
@@ -366,9 +488,9 @@ class CRNetwork(BaseCRNetwork):
             weight = layer.weight
             weights.append(weight)
             # One transpose for the value and the stream products (each
-            # ``.t()`` is an autograd node).
-            weight_t = weight.t()
-            z = torch.addmm(layer.bias, h, weight_t)
+            # transpose is an autograd node).
+            weight_t = weight.transpose(-1, -2)
+            z = affine(layer.bias, h, weight_t)
             # Drawn from z, of h's shape: the same random numbers.
             mask = self._dropout_mask(z)
             if stream or derivatives:
@@ -383,18 +505,25 @@ class CRNetwork(BaseCRNetwork):
                 # product needed in the first layer.
                 # (A contiguous W^T: broadcasting over a transposed view is
                 # several times slower.)
-                zj = weight_t.contiguous() if j is None else j @ weight_t
-                j = (d if rows is None else d[rows]).unsqueeze(1) * zj
-                jacobians.append(j.transpose(1, 2))
-        weight_t = self.output.weight.t()
-        out = torch.addmm(self.output.bias, h, weight_t)
+                zj = (
+                    weight_t.contiguous().unsqueeze(-3)
+                    if j is None
+                    else rows_product(j, weight_t)
+                )
+                j = select_rows(d, rows).unsqueeze(-2) * zj
+                jacobians.append(j.transpose(-1, -2))
+        weight_t = self.output.weight.transpose(-1, -2)
+        out = affine(self.output.bias, h, weight_t)
         if stream:
-            oj = weight_t if j is None else torch.matmul(j, weight_t)
-            if oj.dim() == 2 or oj.shape[0] != batch:
+            if j is None:
                 # No activated layer: the same Jacobian for every row. (An
                 # expand to the shape it has would add an autograd node.)
-                oj = oj.expand(batch, *oj.shape[-2:])
-            jacobians.append(oj.transpose(1, 2))
+                oj = weight_t.unsqueeze(-3)
+            else:
+                oj = rows_product(j, weight_t)
+            if oj.shape[-3] != batch:
+                oj = oj.expand(*oj.shape[:-3], batch, *oj.shape[-2:])
+            jacobians.append(oj.transpose(-1, -2))
         return out, derivs, weights, (jacobians if stream else None)
 
     def _fused_stream_pass(self, h, directions, rows):
@@ -405,24 +534,34 @@ class CRNetwork(BaseCRNetwork):
         for layer, act in zip(self.hidden, self.activations, strict=True):
             weight = layer.weight
             weights.append(weight)
-            z = torch.addmm(layer.bias, h, weight.t())
+            z = affine(layer.bias, h, weight.transpose(-1, -2))
             mask = self._dropout_mask(z)
             h, d = act.forward_and_derivative(z, mask)
             derivs.append(d)
         output_weight = self.output.weight
-        out = torch.addmm(self.output.bias, h, output_weight.t())
-        slopes = derivs if rows is None else [d[rows] for d in derivs]
+        out = affine(self.output.bias, h, output_weight.transpose(-1, -2))
+        slopes = derivs if rows is None else [select_rows(d, rows) for d in derivs]
         n = len(weights)
         found = StreamJacobians.apply(directions, n, *weights, *slopes, output_weight)
-        jacobians = [j.transpose(1, 2) for j in found[: n + 1]]
+        jacobians = [j.transpose(-1, -2) for j in found[: n + 1]]
         return out, derivs, weights, jacobians, list(found[n + 1 :])
 
     def _reverse_jacobian(self, h):
         _, derivs, weights, _ = self._stream_pass(
             h, None, exact=False, derivatives=True, rows=None
         )
-        # Row o of G is d output_o / d h_l, pulled back layer by layer.
-        g = self.output.weight.unsqueeze(0).expand(h.shape[0], -1, -1)
+        # Row o of G is d output_o / d h_l, pulled back layer by layer; with
+        # a member axis, (M, batch, n_outputs, width).
+        out_weight = self.output.weight
+        g = out_weight.unsqueeze(-3).expand(
+            *out_weight.shape[:-2], h.shape[-2], *out_weight.shape[-2:]
+        )
         for d, weight in zip(reversed(derivs), reversed(weights), strict=True):
-            g = torch.matmul(g * d.unsqueeze(1), weight)
+            g = g * d.unsqueeze(-2)
+            g = torch.matmul(flat_rows(g), weight).view(*g.shape[:-1], weight.shape[-1])
         return g
+
+
+def _member_key(name):
+    """Whether state entry ``name`` has a member axis (layers, polynomials)."""
+    return name.startswith(("hidden.", "output.", "activations."))

@@ -21,6 +21,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ._members import check_n_members
+
 # Smallest gap between consecutive cut-points: keeps them strictly increasing
 # in float32 even when a softplus gap underflows.
 MIN_GAP = 1e-4
@@ -40,18 +42,18 @@ def ordered_cutpoints(first, log_gaps):
 
     Parameters
     ----------
-    first : torch.Tensor of shape (1,)
-        The lowest cut-point.
-    log_gaps : torch.Tensor of shape (K - 2,)
+    first : torch.Tensor of shape (..., 1)
+        The lowest cut-point (leading axes: members, if any).
+    log_gaps : torch.Tensor of shape (..., K - 2)
         Unconstrained gaps; the gap between consecutive cut-points is
         ``MIN_GAP + softplus(log_gaps)``.
 
     Returns
     -------
-    torch.Tensor of shape (K - 1,)
+    torch.Tensor of shape (..., K - 1)
     """
     gaps = MIN_GAP + F.softplus(log_gaps)
-    return torch.cat([first, first + torch.cumsum(gaps, 0)])
+    return torch.cat([first, first + torch.cumsum(gaps, -1)], -1)
 
 
 def cumulative_link_log_proba(eta, cutpoints):
@@ -64,24 +66,24 @@ def cumulative_link_log_proba(eta, cutpoints):
 
     Parameters
     ----------
-    eta : torch.Tensor of shape (batch,)
-        Latent scores.
-    cutpoints : torch.Tensor of shape (K - 1,)
-        Increasing cut-points.
+    eta : torch.Tensor of shape (..., batch)
+        Latent scores (leading axes: members, if any).
+    cutpoints : torch.Tensor of shape (..., K - 1)
+        Increasing cut-points, with ``eta``'s leading axes.
 
     Returns
     -------
-    torch.Tensor of shape (batch, K)
+    torch.Tensor of shape (..., batch, K)
     """
-    diff = cutpoints.unsqueeze(0) - eta.unsqueeze(1)  # (batch, K - 1)
-    first = F.logsigmoid(diff[:, :1])
-    last = F.logsigmoid(-diff[:, -1:])
-    if cutpoints.shape[0] == 1:
-        return torch.cat([first, last], 1)
-    upper, lower = diff[:, 1:], diff[:, :-1]
-    gaps = (cutpoints[:-1] - cutpoints[1:]).unsqueeze(0)  # b - a < 0
+    diff = cutpoints.unsqueeze(-2) - eta.unsqueeze(-1)  # (..., batch, K - 1)
+    first = F.logsigmoid(diff[..., :1])
+    last = F.logsigmoid(-diff[..., -1:])
+    if cutpoints.shape[-1] == 1:
+        return torch.cat([first, last], -1)
+    upper, lower = diff[..., 1:], diff[..., :-1]
+    gaps = (cutpoints[..., :-1] - cutpoints[..., 1:]).unsqueeze(-2)  # b - a < 0
     middle = F.logsigmoid(upper) + F.logsigmoid(-lower) + torch.log(-torch.expm1(gaps))
-    return torch.cat([first, middle, last], 1)
+    return torch.cat([first, middle, last], -1)
 
 
 class OrdinalHead(nn.Module):
@@ -99,6 +101,11 @@ class OrdinalHead(nn.Module):
         Increasing initial cut-points, e.g. the logits of the cumulative class
         frequencies (then the untrained model predicts the class prior).
         Evenly spaced around 0 by default.
+    n_members : int or None, default=None
+        With an int ``M``, one set of cut-points per member of a member
+        stack (:class:`~cr_sklearn.nn.CRNetwork` with ``n_members``), each
+        starting from ``init_cutpoints``; the head then reads outputs of
+        shape ``(M, batch, 1)`` and returns losses of shape ``(M, batch)``.
 
     Attributes
     ----------
@@ -111,8 +118,9 @@ class OrdinalHead(nn.Module):
 
     no_decay_patterns = ("*cutpoint*",)
 
-    def __init__(self, n_classes, init_cutpoints=None):
+    def __init__(self, n_classes, init_cutpoints=None, n_members=None):
         super().__init__()
+        self.n_members = check_n_members(n_members)
         if n_classes < 2:
             raise ValueError(f"n_classes must be at least 2, got {n_classes}.")
         self.n_classes = int(n_classes)
@@ -129,8 +137,13 @@ class OrdinalHead(nn.Module):
                 )
         gaps = (torch.diff(init) - MIN_GAP).clamp_min(1e-3)
         # softplus^{-1}(g) = g + log(-expm1(-g)), stable for small g.
-        self.cutpoint_first = nn.Parameter(init[:1].clone())
-        self.cutpoint_log_gaps = nn.Parameter(gaps + torch.log(-torch.expm1(-gaps)))
+        log_gaps = gaps + torch.log(-torch.expm1(-gaps))
+        first = init[:1]
+        if self.n_members is not None:
+            first = first.expand(self.n_members, -1)
+            log_gaps = log_gaps.expand(self.n_members, -1)
+        self.cutpoint_first = nn.Parameter(first.clone())
+        self.cutpoint_log_gaps = nn.Parameter(log_gaps.clone())
 
     def cutpoints(self):
         """The ordered cut-points.
@@ -138,7 +151,7 @@ class OrdinalHead(nn.Module):
         Returns
         -------
         torch.Tensor of shape (K - 1,)
-            Strictly increasing.
+            Strictly increasing; ``(n_members, K - 1)`` with members.
         """
         return ordered_cutpoints(self.cutpoint_first, self.cutpoint_log_gaps)
 
@@ -148,12 +161,13 @@ class OrdinalHead(nn.Module):
         Parameters
         ----------
         eta : torch.Tensor of shape (batch,)
-            Latent scores.
+            Latent scores; ``(n_members, batch)`` with members.
 
         Returns
         -------
         torch.Tensor of shape (batch, K)
-            ``log P(y = k | eta)``; each row's exponentials sum to 1.
+            ``log P(y = k | eta)``; each row's exponentials sum to 1
+            (``(n_members, batch, K)`` with members).
         """
         return cumulative_link_log_proba(eta, self.cutpoints().to(eta.dtype))
 
@@ -163,22 +177,24 @@ class OrdinalHead(nn.Module):
         Parameters
         ----------
         output : torch.Tensor of shape (batch, 1)
-            Network output: the latent score.
+            Network output: the latent score (``(n_members, batch, 1)``
+            with members).
         target : torch.Tensor of shape (batch,)
             Class codes ``0..K-1``.
 
         Returns
         -------
         torch.Tensor of shape (batch,)
-            The loss of each sample.
+            The loss of each sample (``(n_members, batch)`` with members).
         """
-        return self._loss(output[:, 0], target.long())
+        return self._loss(output[..., 0], target.long())
 
     def _loss(self, eta, target):
         raise NotImplementedError
 
     def extra_repr(self):
-        return f"n_classes={self.n_classes}"
+        members = "" if self.n_members is None else f", n_members={self.n_members}"
+        return f"n_classes={self.n_classes}{members}"
 
 
 _HEAD_PARAMETERS = """
@@ -188,6 +204,9 @@ _HEAD_PARAMETERS = """
         Number of ordered classes ``K >= 2``.
     init_cutpoints : array-like of shape (K - 1,), optional
         Increasing initial cut-points; see :class:`OrdinalHead`.
+    n_members : int or None, default=None
+        One set of cut-points per member of a member stack; see
+        :class:`OrdinalHead`.
 """
 
 
@@ -198,7 +217,9 @@ class CumulativeLinkLoss(OrdinalHead):
     )
 
     def _loss(self, eta, target):
-        return -self.log_proba(eta).gather(1, target.unsqueeze(1))[:, 0]
+        log_proba = self.log_proba(eta)
+        index = target.unsqueeze(-1).expand(*log_proba.shape[:-1], 1)
+        return -log_proba.gather(-1, index)[..., 0]
 
 
 class CORALLoss(OrdinalHead):
@@ -208,11 +229,13 @@ class CORALLoss(OrdinalHead):
     )
 
     def _loss(self, eta, target):
-        logits = eta.unsqueeze(1) - self.cutpoints().to(eta.dtype).unsqueeze(0)
+        logits = eta.unsqueeze(-1) - self.cutpoints().to(eta.dtype).unsqueeze(-2)
         ranks = torch.arange(self.n_classes - 1, device=eta.device)
         levels = (target.unsqueeze(1) > ranks.unsqueeze(0)).to(eta.dtype)
-        loss = F.binary_cross_entropy_with_logits(logits, levels, reduction="none")
-        return loss.sum(1)
+        loss = F.binary_cross_entropy_with_logits(
+            logits, levels.expand_as(logits), reduction="none"
+        )
+        return loss.sum(-1)
 
 
 #: Ordinal heads by name: the criterion class used in training.

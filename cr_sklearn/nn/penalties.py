@@ -37,13 +37,15 @@ def stream_dreg(result):
     Returns
     -------
     torch.Tensor
-        A scalar.
+        A scalar: with a member axis, the sum of the members' penalties.
     """
     if result.jacobians is None:
         raise ValueError("stream_dreg needs a forward pass with a Jacobian stream.")
     # Sum of squares over whole tensors, divided once: fewer small ops than a
     # per-sample norm, then a batch mean, then a layer mean.
-    batch = result.jacobians[0].shape[0]
+    # Jacobians are (batch, width, k), members first with a member axis: the
+    # squared norms are then summed over the members too.
+    batch = result.jacobians[0].shape[-3]
     squares = result.squared_norms
     if squares is None:
         squares = [j.square().sum() for j in result.jacobians]
@@ -68,7 +70,7 @@ def local_dreg(result):
     Returns
     -------
     torch.Tensor
-        A scalar.
+        A scalar: with a member axis, the sum of the members' penalties.
     """
     if not result.weights:
         # No activated layer (a linear model): no layer-local Jacobian.
@@ -79,10 +81,13 @@ def local_dreg(result):
             raise ValueError("local_dreg needs a forward pass with derivatives.")
         # sum_b sum_i (d_bi ||W_i||)^2, in four ops (op count sets the cost on
         # small batches).
-        scaled = d * torch.linalg.vector_norm(weight, dim=1)
+        scaled = d * torch.linalg.vector_norm(weight, dim=-1).unsqueeze(-2)
         total = total + scaled.square().sum()
-    # Rows: every axis but the last (neurons).
+    # Rows: every axis but the last (neurons) and, with a member axis (the
+    # weights' first), the members, whose penalties add up.
     batch = result.derivatives[0].shape[:-1].numel()
+    if result.weights[0].dim() == 3:
+        batch //= result.weights[0].shape[0]
     return total / (batch * len(result.weights))
 
 

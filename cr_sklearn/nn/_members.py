@@ -1,0 +1,133 @@
+"""The member axis: several networks of one shape in one module (private).
+
+A network built with ``n_members=M`` holds every parameter with a leading
+axis of length ``M``: member ``m``'s weight matrix is ``weight[m]``. Hidden
+values then carry the member axis first, ``(M, batch, width)``, and each
+layer is one batched product (``baddbmm``) for all members instead of ``M``
+products. The raw input is shared: the first layer reads ``(batch, width)``
+and broadcasts it over the members.
+
+The helpers below are written for both layouts, so the network maths has one
+code path: a weight of shape ``(out, in)`` (one network, ``n_members=None``)
+takes the plain matrix products, a weight of shape ``(M, out, in)`` the
+batched ones.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = []
+
+
+def check_n_members(n_members):
+    """``None`` or a positive int; a clear error otherwise."""
+    if n_members is None:
+        return None
+    if isinstance(n_members, bool) or not isinstance(n_members, int) or n_members < 1:
+        raise ValueError(f"n_members must be None or an int >= 1, got {n_members!r}.")
+    return int(n_members)
+
+
+def affine(bias, h, weight_t):
+    """``h @ weight_t + bias`` for one network or for a member stack.
+
+    ``weight_t`` is ``(in, out)`` or ``(M, in, out)``; ``h`` is
+    ``(batch, in)`` (shared by every member) or ``(M, batch, in)``.
+    """
+    if weight_t.dim() == 2:
+        return torch.addmm(bias, h, weight_t)
+    if h.dim() == 2:
+        h = h.expand(weight_t.shape[0], *h.shape)
+    return torch.baddbmm(bias.unsqueeze(-2), h, weight_t)
+
+
+def linear(h, weight, bias):
+    """``h @ weight^T + bias`` (``weight`` of shape ``(..., out, in)``)."""
+    return affine(bias, h, weight.transpose(-1, -2))
+
+
+def rows_product(j, weight_t):
+    """``j @ weight_t`` for ``j`` of shape ``(..., batch, k, in)``.
+
+    The batch and direction axes are merged so that each member takes one
+    product (``(batch * k, in) @ (in, out)``); a ``j`` without the member
+    axis (shared directions) is broadcast over the members.
+    """
+    flat = j.reshape(*j.shape[:-3], -1, j.shape[-1])
+    product = torch.matmul(flat, weight_t)
+    return product.view(*product.shape[:-2], *j.shape[-3:-1], weight_t.shape[-1])
+
+
+def flat_rows(t):
+    """``t`` of shape ``(..., batch, k, width)`` as ``(..., batch * k, width)``."""
+    return t.reshape(*t.shape[:-3], -1, t.shape[-1])
+
+
+def select_rows(t, rows):
+    """Rows ``rows`` of ``t`` along its batch axis (second to last)."""
+    return t if rows is None else t.index_select(-2, rows)
+
+
+class MemberLinear(nn.Module):
+    """``M`` independent affine maps ``h W_m^T + b_m`` as one module.
+
+    Each member is initialised as :class:`torch.nn.Linear` initialises one
+    layer of this shape.
+
+    Parameters
+    ----------
+    in_features, out_features : int
+        Shape of each member's map.
+    n_members : int
+        Members ``M``.
+
+    Attributes
+    ----------
+    weight : torch.nn.Parameter of shape (n_members, out_features, in_features)
+        Member ``m``'s matrix is ``weight[m]``.
+    bias : torch.nn.Parameter of shape (n_members, out_features)
+        Member ``m``'s bias is ``bias[m]``.
+    """
+
+    def __init__(self, in_features, out_features, n_members):
+        super().__init__()
+        self.in_features = int(in_features)
+        self.out_features = int(out_features)
+        self.n_members = int(n_members)
+        self.weight = nn.Parameter(
+            torch.empty(self.n_members, self.out_features, self.in_features)
+        )
+        self.bias = nn.Parameter(torch.empty(self.n_members, self.out_features))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw every member's weights as :class:`torch.nn.Linear` does."""
+        bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+        with torch.no_grad():
+            for weight, bias in zip(self.weight, self.bias, strict=True):
+                nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
+                nn.init.uniform_(bias, -bound, bound)
+
+    def forward(self, h):
+        """Apply every member's map.
+
+        Parameters
+        ----------
+        h : torch.Tensor
+            Input of shape ``(batch, in_features)``, shared by the members,
+            or ``(n_members, batch, in_features)``, one per member.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_members, batch, out_features)
+            Member ``m``'s output first.
+        """
+        return linear(h, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"n_members={self.n_members}"
+        )
