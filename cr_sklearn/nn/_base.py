@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ._members import make_linear
 from .input_encoding import PiecewiseLinearEncoding
 
 __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
@@ -87,6 +88,16 @@ def random_directions(
         0, 2, (batch, n_directions, n_features), generator=generator, device=device
     )
     return (2.0 * signs.to(dtype) - 1.0) / (n_directions**0.5)
+
+
+# State shared by every member of a member stack: the standardisation (and the
+# encoding's entries, ``encoding.*``).
+_SHARED_STATE = ("input_mean", "input_scale")
+
+
+def _member_dim(name):
+    """The member axis of state entry ``name``: after the polynomial's powers."""
+    return 1 if name.endswith("coefficients") else 0
 
 
 class BaseCRNetwork(nn.Module):
@@ -168,6 +179,86 @@ class BaseCRNetwork(nn.Module):
             if encoded_features is None
             else PiecewiseLinearEncoding(self.n_features, encoded_features)
         )
+
+    def _linear(self, fan_in, fan_out):
+        """An affine layer: ``nn.Linear``, or one per member with a member axis."""
+        return make_linear(fan_in, fan_out, getattr(self, "n_members", None))
+
+    @classmethod
+    def stack(cls, networks):
+        """One member module holding ``networks`` as its members, in order.
+
+        Parameters
+        ----------
+        networks : sequence of BaseCRNetwork
+            Single networks (``n_members=None``) of this class built with the
+            same arguments. Their standardisation and encoding must agree:
+            the members share them.
+
+        Returns
+        -------
+        BaseCRNetwork
+            With ``n_members=len(networks)``; member ``m`` computes what
+            ``networks[m]`` computes (to float rounding).
+        """
+        networks = list(networks)
+        if not networks:
+            raise ValueError("stack needs at least one network.")
+        first = networks[0]
+        for net in networks:
+            if type(net) is not cls or net.n_members is not None:
+                raise TypeError(f"stack takes single {cls.__name__} instances.")
+            if net._config != first._config:
+                raise ValueError("stack needs networks built with the same arguments.")
+        stacked = cls(**first._config, n_members=len(networks))
+        target = stacked.state_dict()
+        states = [net.state_dict() for net in networks]
+        state = {}
+        for name, value in states[0].items():
+            if name in _SHARED_STATE or name.startswith("encoding."):
+                for other in states[1:]:
+                    if not torch.equal(other[name], value):
+                        raise ValueError(
+                            f"stack needs networks that share {name!r} (the "
+                            "standardisation and the encoding)."
+                        )
+                state[name] = value
+                continue
+            parts = torch.stack([s[name] for s in states], dim=_member_dim(name))
+            state[name] = parts.reshape(target[name].shape)
+        stacked.load_state_dict(state)
+        return stacked.train(first.training)
+
+    def member(self, index):
+        """A single network holding a copy of member ``index``'s parameters.
+
+        Parameters
+        ----------
+        index : int
+            Which member, ``0 <= index < n_members``.
+
+        Returns
+        -------
+        BaseCRNetwork
+            Of this class with ``n_members=None``; it computes what the
+            member computes.
+        """
+        if self.n_members is None:
+            raise ValueError("member needs a network built with n_members.")
+        index = int(index)
+        if not 0 <= index < self.n_members:
+            raise IndexError(
+                f"member index {index} out of range for {self.n_members} members."
+            )
+        single = type(self)(**self._config)
+        target = single.state_dict()
+        state = {}
+        for name, value in self.state_dict().items():
+            if not (name in _SHARED_STATE or name.startswith("encoding.")):
+                value = value.select(_member_dim(name), index)
+            state[name] = value.reshape(target[name].shape).clone()
+        single.load_state_dict(state)
+        return single.train(self.training)
 
     @property
     def input_width(self):

@@ -70,6 +70,13 @@ def select_rows(t, rows):
     return t if rows is None else t.index_select(-2, rows)
 
 
+def make_linear(fan_in, fan_out, n_members):
+    """``nn.Linear`` without a member axis, :class:`MemberLinear` with one."""
+    if n_members is None:
+        return nn.Linear(fan_in, fan_out)
+    return MemberLinear(fan_in, fan_out, n_members)
+
+
 class MemberLinear(nn.Module):
     """``M`` independent affine maps ``h W_m^T + b_m`` as one module.
 

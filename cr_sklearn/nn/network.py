@@ -19,14 +19,7 @@ from torch import nn
 from torch.nn.modules import module as _module
 
 from ._base import BaseCRNetwork, StreamOutput, random_directions
-from ._members import (
-    MemberLinear,
-    affine,
-    check_n_members,
-    flat_rows,
-    rows_product,
-    select_rows,
-)
+from ._members import affine, check_n_members, rows_product, select_rows
 from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation, make_activation
 
@@ -175,7 +168,6 @@ class CRNetwork(BaseCRNetwork):
         self.n_members = check_n_members(n_members)
         if spectral_norm and self.n_members is not None:
             raise ValueError("spectral_norm=True does not support n_members.")
-        # Kept to rebuild a network of this shape (``member``, ``stack``).
         self._config = dict(
             n_features=n_features,
             n_outputs=n_outputs,
@@ -201,87 +193,6 @@ class CRNetwork(BaseCRNetwork):
             )
         out = self._linear(sizes[-1], self.n_outputs)
         self.output = wrap(out) if wrap else out
-
-    def _linear(self, fan_in, fan_out):
-        if self.n_members is None:
-            return nn.Linear(fan_in, fan_out)
-        return MemberLinear(fan_in, fan_out, self.n_members)
-
-    @classmethod
-    def stack(cls, networks):
-        """One member module holding ``networks`` as its members, in order.
-
-        Parameters
-        ----------
-        networks : sequence of CRNetwork
-            Single networks (``n_members=None``) built with the same
-            arguments; their standardisation and encoding must agree (the
-            members share them), and they take the first one's.
-
-        Returns
-        -------
-        CRNetwork
-            With ``n_members=len(networks)``; member ``m`` computes what
-            ``networks[m]`` computes (to float rounding).
-        """
-        networks = list(networks)
-        if not networks:
-            raise ValueError("stack needs at least one network.")
-        first = networks[0]
-        for net in networks:
-            if not isinstance(net, cls) or net.n_members is not None:
-                raise TypeError("stack takes single CRNetwork instances.")
-            if net._config != first._config:
-                raise ValueError("stack needs networks built with the same arguments.")
-        stacked = cls(**first._config, n_members=len(networks))
-        state = {}
-        for name, value in first.state_dict().items():
-            if _member_key(name):
-                parts = [net.state_dict()[name] for net in networks]
-                if name.endswith("coefficients"):
-                    parts = [p.unsqueeze(1) for p in parts]
-                state[name] = torch.stack(parts, dim=1 if "coefficients" in name else 0)
-            else:
-                for net in networks[1:]:
-                    if not torch.equal(net.state_dict()[name], value):
-                        raise ValueError(
-                            f"stack needs networks that share {name!r} (the "
-                            "standardisation and the encoding)."
-                        )
-                state[name] = value
-        stacked.load_state_dict(state)
-        return stacked.train(first.training)
-
-    def member(self, index):
-        """A single network holding a copy of member ``index``'s parameters.
-
-        Parameters
-        ----------
-        index : int
-            Which member, ``0 <= index < n_members``.
-
-        Returns
-        -------
-        CRNetwork
-            With ``n_members=None``; it computes what the member computes.
-        """
-        if self.n_members is None:
-            raise ValueError("member needs a network built with n_members.")
-        index = int(index)
-        if not 0 <= index < self.n_members:
-            raise IndexError(
-                f"member index {index} out of range for {self.n_members} members."
-            )
-        single = type(self)(**self._config)
-        state = {}
-        for name, value in self.state_dict().items():
-            if _member_key(name) and name.endswith("coefficients"):
-                value = value[:, index, 0]
-            elif _member_key(name):
-                value = value[index]
-            state[name] = value.clone()
-        single.load_state_dict(state)
-        return single.train(self.training)
 
     @property
     def hidden_layer_sizes(self):
@@ -557,11 +468,5 @@ class CRNetwork(BaseCRNetwork):
             *out_weight.shape[:-2], h.shape[-2], *out_weight.shape[-2:]
         )
         for d, weight in zip(reversed(derivs), reversed(weights), strict=True):
-            g = g * d.unsqueeze(-2)
-            g = torch.matmul(flat_rows(g), weight).view(*g.shape[:-1], weight.shape[-1])
+            g = rows_product(g * d.unsqueeze(-2), weight)
         return g
-
-
-def _member_key(name):
-    """Whether state entry ``name`` has a member axis (layers, polynomials)."""
-    return name.startswith(("hidden.", "output.", "activations."))

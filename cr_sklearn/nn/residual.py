@@ -24,6 +24,13 @@ import torch
 from torch import nn
 
 from ._base import BaseCRNetwork
+from ._members import (
+    check_n_members,
+    linear,
+    make_linear,
+    rows_product,
+    select_rows,
+)
 from .activations import PolyActivation, make_activation
 
 __all__ = ["RMSNorm", "ResidualBlock", "ResidualCRNetwork"]
@@ -40,13 +47,18 @@ class RMSNorm(nn.Module):
         Size of the last axis.
     eps : float, default=1e-6
         Added to the mean square.
+    n_members : int or None, default=None
+        With an int ``M``, one gain per member (shape ``(M, 1, width)``) for
+        inputs of shape ``(M, batch, width)``.
     """
 
-    def __init__(self, width, eps=1e-6):
+    def __init__(self, width, eps=1e-6, n_members=None):
         super().__init__()
         self.width = int(width)
         self.eps = float(eps)
-        self.gain = nn.Parameter(torch.ones(self.width))
+        self.n_members = check_n_members(n_members)
+        members = () if self.n_members is None else (self.n_members, 1)
+        self.gain = nn.Parameter(torch.ones(*members, self.width))
 
     def _rms(self, h):
         return torch.sqrt(h.square().mean(dim=-1, keepdim=True) + self.eps)
@@ -86,9 +98,9 @@ class RMSNorm(nn.Module):
         r = self._rms(h)  # (batch, 1)
         value = h / r * self.gain
         hu = torch.matmul(tangents, h.unsqueeze(-1))  # (batch, k, 1)
-        rr = r.unsqueeze(1)
+        rr = r.unsqueeze(-2)
         coef = hu / (self.width * rr**3)
-        jvp = (tangents / rr - coef * h.unsqueeze(1)) * self.gain
+        jvp = (tangents / rr - coef * h.unsqueeze(-2)) * self.gain.unsqueeze(-2)
         return value, jvp
 
     def vjp(self, h, cotangents):
@@ -106,10 +118,10 @@ class RMSNorm(nn.Module):
         torch.Tensor of shape (batch, m, width)
             The pulled-back rows.
         """
-        rr = self._rms(h).unsqueeze(1)
-        gv = cotangents * self.gain
+        rr = self._rms(h).unsqueeze(-2)
+        gv = cotangents * self.gain.unsqueeze(-2)
         coef = torch.matmul(gv, h.unsqueeze(-1)) / (self.width * rr**3)
-        return gv / rr - coef * h.unsqueeze(1)
+        return gv / rr - coef * h.unsqueeze(-2)
 
     def extra_repr(self):
         return f"width={self.width}, eps={self.eps}"
@@ -134,6 +146,9 @@ class ResidualBlock(nn.Module):
         has no spectral normalisation.
     zero_init : bool, default=False
         Start the projection at zero, so the block is the identity map.
+    n_members : int or None, default=None
+        With an int, one block per member of a member stack (see
+        :class:`~cr_sklearn.nn.CRNetwork`).
     """
 
     def __init__(
@@ -144,15 +159,21 @@ class ResidualBlock(nn.Module):
         degree=3,
         spectral_norm=False,
         zero_init=False,
+        n_members=None,
     ):
         super().__init__()
-        self.norm = RMSNorm(width)
-        inner = nn.Linear(width, inner_width)
+        n_members = check_n_members(n_members)
+        if spectral_norm and n_members is not None:
+            raise ValueError("spectral_norm=True does not support n_members.")
+        self.norm = RMSNorm(width, n_members=n_members)
+        inner = make_linear(width, inner_width, n_members)
         if spectral_norm:
             inner = nn.utils.parametrizations.spectral_norm(inner)
         self.inner = inner
-        self.activation = make_activation(activation, inner_width, degree=degree)
-        self.proj = nn.Linear(inner_width, width)
+        self.activation = make_activation(
+            activation, inner_width, degree=degree, n_members=n_members
+        )
+        self.proj = make_linear(inner_width, width, n_members)
         if zero_init:
             with torch.no_grad():
                 self.proj.weight.zero_()
@@ -200,6 +221,11 @@ class ResidualCRNetwork(BaseCRNetwork):
     stream_space : {"input", "encoded"}, default="input"
         With an encoding, whether the stream differentiates by the input or
         by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+    n_members : int or None, default=None
+        The member axis, as for :class:`~cr_sklearn.nn.CRNetwork`: ``M``
+        networks of this shape in one module. The growth methods
+        (:meth:`make_block`, :meth:`insert_blocks`, :meth:`widen_block`)
+        need ``None``.
 
     Attributes
     ----------
@@ -231,6 +257,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         spectral_norm=False,
         encoded_features=None,
         stream_space="input",
+        n_members=None,
     ):
         sizes = [int(w) for w in hidden_layer_sizes]
         if not sizes or min(sizes) < 1:
@@ -247,17 +274,43 @@ class ResidualCRNetwork(BaseCRNetwork):
         self.activation_name = activation
         self.degree = int(degree)
         self.spectral_norm = bool(spectral_norm)
+        self.n_members = check_n_members(n_members)
+        if spectral_norm and self.n_members is not None:
+            raise ValueError("spectral_norm=True does not support n_members.")
+        self._arguments = dict(
+            n_features=n_features,
+            n_outputs=n_outputs,
+            activation=activation,
+            degree=degree,
+            dropout=dropout,
+            spectral_norm=spectral_norm,
+            encoded_features=encoded_features,
+            stream_space=stream_space,
+        )
         wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
         width = sizes[0]
-        stem = nn.Linear(self.input_width, width)
+        stem = self._linear(self.input_width, width)
         self.stem = wrap(stem) if wrap else stem
-        self.stem_activation = make_activation(activation, width, degree=degree)
+        self.stem_activation = make_activation(
+            activation, width, degree=degree, n_members=self.n_members
+        )
         self.blocks = nn.ModuleList(
-            ResidualBlock(width, w, activation, degree, spectral_norm)
+            ResidualBlock(
+                width, w, activation, degree, spectral_norm, n_members=self.n_members
+            )
             for w in sizes[1:]
         )
-        out = nn.Linear(width, self.n_outputs)
+        out = self._linear(width, self.n_outputs)
         self.output = wrap(out) if wrap else out
+
+    @property
+    def _config(self):
+        # The current architecture: growth changes hidden_layer_sizes.
+        return {**self._arguments, "hidden_layer_sizes": self.hidden_layer_sizes}
+
+    def _single_only(self, what):
+        if self.n_members is not None:
+            raise ValueError(f"{what} needs a network without n_members.")
 
     # -- architecture --------------------------------------------------------
     @property
@@ -291,6 +344,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         ResidualBlock
             The identity block, on the network's device and dtype.
         """
+        self._single_only("make_block")
         inner_width = self.width if inner_width is None else int(inner_width)
         ref = self.output.bias
         # A forked, seeded RNG: reproducible without touching the caller's.
@@ -322,6 +376,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         self : ResidualCRNetwork
             The network, changed in place.
         """
+        self._single_only("insert_blocks")
         if not 0 <= int(position) <= self.n_blocks:
             raise ValueError(
                 f"position must be in [0, {self.n_blocks}], got {position}."
@@ -355,6 +410,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         self : ResidualCRNetwork
             The network, changed in place.
         """
+        self._single_only("widen_block")
         if self.spectral_norm:
             raise ValueError(
                 "Widening a block changes its spectral norm, hence the function; "
@@ -410,7 +466,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         ``I W^T = W^T`` needs no product). With ``rows``, ``j`` and the
         returned Jacobian cover those rows only.
         """
-        z = torch.nn.functional.linear(h, layer.weight, layer.bias)
+        z = linear(h, layer.weight, layer.bias)
         # Drawn from z, of a's shape: the same random numbers.
         mask = self._dropout_mask(z)
         if stream or need_d:
@@ -421,12 +477,13 @@ class ResidualCRNetwork(BaseCRNetwork):
                 a = a * mask
         if not stream:
             return a, d, None
+        weight_t = layer.weight.transpose(-1, -2)
         zj = (
-            layer.weight.t().contiguous()
+            weight_t.contiguous().unsqueeze(-3)
             if j is None
-            else torch.matmul(j, layer.weight.t())
+            else rows_product(j, weight_t)
         )
-        return a, d, (d if rows is None else d[rows]).unsqueeze(1) * zj
+        return a, d, select_rows(d, rows).unsqueeze(-2) * zj
 
     def _run(self, h, directions, *, exact=False, derivatives=True, rows=None):
         """Shared pass on standardised ``h``: the stream plus the block inputs."""
@@ -435,7 +492,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         # (batch or len(rows), k, width); rows are directions.
         j = None if exact else directions
         if j is not None:
-            j = j.expand(h.shape[0] if rows is None else rows.shape[0], *j.shape[1:])
+            j = j.expand(h.shape[-2] if rows is None else rows.shape[0], *j.shape[-2:])
         derivs, weights, jacobians, block_inputs = [], [], [], []
         h, d, j = self._activated(
             self.stem, self.stem_activation, h, j, stream, derivatives, rows
@@ -443,14 +500,14 @@ class ResidualCRNetwork(BaseCRNetwork):
         derivs.append(d)
         weights.append(self.stem.weight)
         if stream:
-            jacobians.append(j.transpose(1, 2))
+            jacobians.append(j.transpose(-1, -2))
         for block in self.blocks:
             block_inputs.append(h)
             if stream and rows is None:
                 n, jn = block.norm.forward_and_jvp(h, j)
             elif stream:
                 n = block.norm(h)
-                _, jn = block.norm.forward_and_jvp(h[rows], j)
+                _, jn = block.norm.forward_and_jvp(select_rows(h, rows), j)
             else:
                 n, jn = block.norm(h), None
             a, d, ja = self._activated(
@@ -461,11 +518,12 @@ class ResidualCRNetwork(BaseCRNetwork):
             h = h + block.proj(a)
             if stream:
                 # The skip path carries the incoming Jacobian unchanged.
-                j = j + torch.matmul(ja, block.proj.weight.t())
-                jacobians.append(j.transpose(1, 2))
+                j = j + rows_product(ja, block.proj.weight.transpose(-1, -2))
+                jacobians.append(j.transpose(-1, -2))
         out = self.output(h)
         if stream:
-            jacobians.append(torch.matmul(j, self.output.weight.t()).transpose(1, 2))
+            out_j = rows_product(j, self.output.weight.transpose(-1, -2))
+            jacobians.append(out_j.transpose(-1, -2))
         return out, derivs, weights, (jacobians if stream else None), block_inputs
 
     def _stream_pass(self, h, directions, *, exact, derivatives, rows):
@@ -476,7 +534,11 @@ class ResidualCRNetwork(BaseCRNetwork):
     def _reverse_jacobian(self, h):
         _, derivs, weights, _, inputs = self._run(h, None)
         # Row o of g is d output_o / d h_l, pulled back block by block.
-        g = self.output.weight.unsqueeze(0).expand(h.shape[0], -1, -1)
+        # With a member axis, (M, batch, n_outputs, width).
+        out_weight = self.output.weight
+        g = out_weight.unsqueeze(-3).expand(
+            *out_weight.shape[:-2], h.shape[-2], *out_weight.shape[-2:]
+        )
         for block, d, weight, h in zip(
             reversed(self.blocks),
             reversed(derivs[1:]),
@@ -484,6 +546,6 @@ class ResidualCRNetwork(BaseCRNetwork):
             reversed(inputs),
             strict=True,
         ):
-            ga = torch.matmul(g, block.proj.weight) * d.unsqueeze(1)
-            g = g + block.norm.vjp(h, torch.matmul(ga, weight))
-        return torch.matmul(g * derivs[0].unsqueeze(1), weights[0])
+            ga = rows_product(g, block.proj.weight) * d.unsqueeze(-2)
+            g = g + block.norm.vjp(h, rows_product(ga, weight))
+        return rows_product(g * derivs[0].unsqueeze(-2), weights[0])
