@@ -1,0 +1,101 @@
+"""Rounds of the ensembles recipe: cross-fitted CR members on the suite.
+
+The rule below was committed before any round ran; a round only runs
+candidates listed here, and a change of the rule is a new commit made before
+the round it governs.
+
+Adoption rule
+-------------
+Rounds run on the tuning half only (``suite.py --split tune``: 24 tables,
+RepeatedStratifiedKFold 2 x 5, one thread per fit), the shipped defaults
+(``CR``) and the round's candidates in one run, so every comparison is
+paired over the same splits. A candidate is a *finalist* when, on the tuning
+half:
+
+1. its mean gap to the per-table best (all models of the run) is at least
+   0.3 points above the defaults' (about the size of one table's noise);
+2. its mean log-loss is at most the defaults' times 1.02;
+3. no table loses more than 2 points of mean accuracy against the defaults
+   with a paired interval (the suite's per-table differences) that excludes 0;
+4. its median fit time over the tables is at most 4 times the defaults'.
+
+At most three finalists go on, those with the best mean gap (within 0.2
+points, the cheaper first). Each finalist runs once on the confirmation half
+(``--split confirm``) and every result is reported. The finalist ranked
+first on the tuning half ships, and only if its confirmation mean gap is not
+below the defaults' there; otherwise the defaults stay. Confirmation results
+never rank finalists.
+
+Rounds
+------
+``members``
+    The member axis alone: ``n_members`` of 4 and 8 (cross-fitted, each
+    member early-stopped on its own held-out fold), with today's budget
+    (``max_iter=100``) and with a budget counted in steps
+    (``max_iter="auto"``).
+``budget``
+    Run only if ``members`` has a finalist: its recipe with patience
+    ``n_iter_no_change`` 20 and batch size 32.
+
+Usage::
+
+    python benchmarks/ensemble_rounds.py --round members --n-jobs 2
+    python benchmarks/ensemble_rounds.py --round members --only m8 \\
+        --split confirm --n-jobs 2
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import suite  # noqa: E402
+
+#: The candidates of each round, by name: CRClassifier parameters.
+ROUNDS = {
+    "members": {
+        "m4": {"n_members": 4},
+        "m8": {"n_members": 8},
+        "m8_auto": {"n_members": 8, "max_iter": "auto"},
+    },
+    "budget": {
+        "m8_patience20": {"n_members": 8, "n_iter_no_change": 20},
+        "m8_batch32": {"n_members": 8, "batch_size": 32},
+    },
+}
+
+
+def round_argv(name, *, only=None, split="tune", n_jobs=1):
+    """The ``suite.py`` arguments of round ``name`` (``only``: these candidates)."""
+    candidates = ROUNDS[name]
+    if only:
+        unknown = sorted(set(only) - set(candidates))
+        if unknown:
+            raise ValueError(f"not in round {name!r}: {unknown}")
+        candidates = {k: v for k, v in candidates.items() if k in only}
+    suffix = "" if not only else "_" + "_".join(sorted(only))
+    output = HERE / "results" / f"ensembles_{name}_{split}{suffix}.md"
+    argv = ["--split", split, "--n-jobs", str(n_jobs), "--no-progress"]
+    for cand, params in candidates.items():
+        argv += ["--candidate", f"{cand}={json.dumps(params)}"]
+    return [*argv, "--output", str(output.relative_to(HERE.parent))]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--round", required=True, choices=sorted(ROUNDS))
+    parser.add_argument("--only", default="", help="a,b: these candidates only")
+    parser.add_argument("--split", default="tune", choices=["tune", "confirm"])
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    only = [s for s in args.only.split(",") if s]
+    return suite.main(
+        round_argv(args.round, only=only, split=args.split, n_jobs=args.n_jobs)
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""The ensembles rounds script's command lines (``benchmarks/ensemble_rounds.py``)."""
+
+import json
+
+import pytest
+from conftest import load_benchmark
+
+rounds = load_benchmark("ensemble_rounds")
+
+
+def _candidates(argv):
+    found = {}
+    for flag, value in zip(argv, argv[1:], strict=False):
+        if flag == "--candidate":
+            name, params = value.split("=", 1)
+            found[name] = json.loads(params)
+    return found
+
+
+def test_round_runs_its_candidates_on_the_tuning_half():
+    argv = rounds.round_argv("members", n_jobs=2)
+    assert argv[argv.index("--split") + 1] == "tune"
+    assert argv[argv.index("--n-jobs") + 1] == "2"
+    assert _candidates(argv) == rounds.ROUNDS["members"]
+    assert argv[argv.index("--output") + 1] == (
+        "benchmarks/results/ensembles_members_tune.md"
+    )
+
+
+def test_confirmation_runs_only_the_named_finalists():
+    argv = rounds.round_argv("members", only=["m8"], split="confirm")
+    assert _candidates(argv) == {"m8": rounds.ROUNDS["members"]["m8"]}
+    assert argv[argv.index("--output") + 1].endswith("ensembles_members_confirm_m8.md")
+    with pytest.raises(ValueError, match="not in round"):
+        rounds.round_argv("members", only=["nope"])
+
+
+def test_every_candidate_is_a_cross_fitted_ensemble():
+    for candidates in rounds.ROUNDS.values():
+        for params in candidates.values():
+            assert params["n_members"] > 1
