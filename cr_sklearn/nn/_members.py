@@ -39,8 +39,18 @@ def affine(bias, h, weight_t):
     if weight_t.dim() == 2:
         return torch.addmm(bias, h, weight_t)
     if h.dim() == 2:
-        h = h.expand(weight_t.shape[0], *h.shape)
+        # A shared input: one product with every member's columns side by
+        # side, instead of M products reading M copies of the input.
+        n_members, _, n_out = weight_t.shape
+        out = torch.addmm(bias.reshape(-1), h, _side_by_side(weight_t))
+        return out.view(h.shape[0], n_members, n_out).transpose(0, 1).contiguous()
     return torch.baddbmm(bias.unsqueeze(-2), h, weight_t)
+
+
+def _side_by_side(weight_t):
+    """``(M, in, out)`` as ``(in, M * out)``: member ``m``'s columns ``m``-th."""
+    n_members, n_in, n_out = weight_t.shape
+    return weight_t.transpose(0, 1).reshape(n_in, n_members * n_out)
 
 
 def linear(h, weight, bias):
@@ -56,8 +66,15 @@ def rows_product(j, weight_t):
     axis (shared directions) is broadcast over the members.
     """
     flat = j.reshape(*j.shape[:-3], -1, j.shape[-1])
-    product = torch.matmul(flat, weight_t)
-    return product.view(*product.shape[:-2], *j.shape[-3:-1], weight_t.shape[-1])
+    n_out = weight_t.shape[-1]
+    if flat.dim() == 2 and weight_t.dim() == 3:
+        # Shared directions: one product, as in ``affine``.
+        n_members = weight_t.shape[0]
+        product = flat.mm(_side_by_side(weight_t))
+        product = product.view(-1, n_members, n_out).transpose(0, 1).contiguous()
+    else:
+        product = torch.matmul(flat, weight_t)
+    return product.view(*product.shape[:-2], *j.shape[-3:-1], n_out)
 
 
 def flat_rows(t):
