@@ -47,9 +47,11 @@ the rounds' recipes build on the defaults before the input encoding,
   with dropout 0.3; scikit-learn's degree-1 quantile splines instead, with
   dropout 0.3; and inside the network, ``encoding_bins=4``, its stream
   differentiating by the input (``in4``) or by the encoded columns
-  (``in4e``, the estimators' way), each also with dropout 0.3). The tau of
-  the pipelines and of ``in4e`` is taken on the encoded columns, that of
-  ``in4`` on the table's.
+  (``in4e``, the estimators' way), each also with dropout 0.3). tau is by
+  the one rule of ``cr_sklearn.gradient_norms``: with respect to the
+  network's input, each column in units of its spread in the test fold; so
+  that of the pipelines is taken on the encoded columns, that of ``in4``
+  and ``in4e`` on the table's.
 
 Run::
 
@@ -277,8 +279,9 @@ class _Ramps:
 class _Encoded:
     """A CR model on encoded inputs, with the methods ``run_one`` calls.
 
-    Its input-gradient norms (and so its tau) are taken with respect to the
-    encoded columns, not comparable with the other recipes'.
+    The encoding is an earlier step of a pipeline: by the one rule its
+    gradient norms (and so its tau) are taken with respect to the encoded
+    columns, the network's input.
     """
 
     def __init__(self, encoding, model):
@@ -288,8 +291,24 @@ class _Encoded:
     def predict_proba(self, X):
         return self.model.predict_proba(self.encoding.transform(X))
 
-    def input_gradient_norms(self, X):
-        return self.model.input_gradient_norms(self.encoding.transform(X))
+    def gradient_norms(self, X):
+        from cr_sklearn import gradient_norms
+
+        return gradient_norms(self.model, self.encoding.transform(X))
+
+
+def _gradient_norms(model, X):
+    """The test fold's gradient norms by ``cr_sklearn.gradient_norms``.
+
+    The one rule of ``DREGScorer``: with respect to the model's input (the
+    encoded columns for an ``_Encoded`` recipe), each column in units of its
+    standard deviation in ``X``.
+    """
+    if isinstance(model, _Encoded):
+        return model.gradient_norms(X)
+    from cr_sklearn import gradient_norms
+
+    return gradient_norms(model, X)
 
 
 class _SplineEncoding:
@@ -529,7 +548,7 @@ def run_one(suite, recipe, params, X, y, train, test, seed, fraction=1.0):
             "acc": accuracy_score(y[test], model.classes_[proba.argmax(1)]),
             "ll": log_loss(y[test], proba, labels=model.classes_),
             "time": seconds,
-            "tau": gradient_tail_ratio(model.input_gradient_norms(X_test)),
+            "tau": gradient_tail_ratio(_gradient_norms(model, X_test)),
             **info,
         }
 

@@ -24,11 +24,12 @@ a recipe search reuses the runner. Baseline results are cached per table,
 model and split in ``benchmarks/.cache/suite``; CR models are always refit.
 
 Per table and model: accuracy, log-loss, fit time, and tau for CR models
-(``gradient_tail_ratio`` of the test fold's input-gradient norms, median
-over the splits). The summary gives each model's mean accuracy and
-log-loss, mean rank, mean gap to the per-table best, the wins of each CR
-model against every other model, and per table the paired difference CR
-minus each baseline with its Nadeau-Bengio corrected 95% interval.
+(``gradient_tail_ratio`` of the test fold's norms by ``gradient_norms``,
+the one rule of ``DREGScorer``; median over the splits). The summary gives
+each model's mean accuracy and log-loss, mean rank, mean gap to the
+per-table best, the wins of each CR model against every other model, and
+per table the paired difference CR minus each baseline with its
+Nadeau-Bengio corrected 95% interval.
 
 Run::
 
@@ -138,12 +139,14 @@ def score(spec, model, Z_test, y_test):
     -------
     scores : dict
         ``accuracy``, ``log_loss`` (NaN without ``predict_proba``) and
-        ``tau`` (``gradient_tail_ratio`` of the test fold's input-gradient
-        norms; CR models only, else NaN).
+        ``tau`` (``gradient_tail_ratio`` of the test fold's norms by
+        ``gradient_norms``, the one rule: with respect to the final step's
+        input, each column in units of its spread in the test fold; CR
+        models only, else NaN).
     """
     from sklearn.metrics import accuracy_score, log_loss
 
-    from cr_sklearn import gradient_tail_ratio
+    from cr_sklearn import gradient_norms, gradient_tail_ratio
 
     pred = model.predict(Z_test)
     loss = np.nan
@@ -152,8 +155,7 @@ def score(spec, model, Z_test, y_test):
         loss = log_loss(y_test, proba, labels=model.classes_)
     tau = np.nan
     if spec.is_cr:
-        network, inputs = _runner.cr_network(model)
-        tau = gradient_tail_ratio(network.input_gradient_norms(inputs(Z_test)))
+        tau = gradient_tail_ratio(gradient_norms(model, Z_test))
     return {
         "accuracy": float(accuracy_score(y_test, pred)),
         "log_loss": float(loss),
@@ -199,7 +201,8 @@ def per_table_section(means, models, cr_models):
     lines += [
         "",
         "Median over the splits of tau (p99 / mean of the test fold's",
-        "input-gradient norms):",
+        "gradient norms by `gradient_norms`: with respect to the final step's",
+        "input, each column in units of its spread in the test fold):",
         "",
     ]
     fmt = _runner.format_value

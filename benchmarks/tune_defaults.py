@@ -54,7 +54,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from cr_sklearn import CRClassifier, gradient_tail_ratio
+from cr_sklearn import CRClassifier, gradient_norms, gradient_tail_ratio
 from cr_sklearn.datasets import load_wine_quality
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -146,10 +146,10 @@ def _score(estimator, X, y, train, test, fraction, seed):
             train, train_size=fraction, stratify=y[train], random_state=seed
         )
     est = clone(estimator).fit(X[train], y[train])
-    # tau of the test fold's input-gradient norms (CR models only).
+    # tau of the test fold's norms by the one rule (CR models only).
     tau = (
-        gradient_tail_ratio(est.input_gradient_norms(X[test]))
-        if hasattr(est, "input_gradient_norms")
+        gradient_tail_ratio(gradient_norms(est, X[test]))
+        if isinstance(est, CRClassifier)
         else np.nan
     )
     return est.score(X[test], y[test]), tau
@@ -214,7 +214,8 @@ def main(argv=None):
     lines += [
         "",
         "Median gradient tail ratio tau (p99 / mean of the test fold's",
-        "input-gradient norms) over the folds:",
+        "gradient norms by `gradient_norms`, each column in units of its",
+        "spread in the test fold) over the folds:",
         "",
         "| data | " + " | ".join(names[1:]) + " |",
         "| --- " * len(names) + "|",

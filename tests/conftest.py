@@ -108,6 +108,22 @@ FAST = dict(
 )
 
 
+def narrow_test_fold():
+    """A table, labels and a split whose test rows are narrow in column 0 only.
+
+    The first column's spread in the test fold differs from the training
+    fold's far more than the other columns': tau by the test fold's spreads
+    (the one rule of ``gradient_norms``) and by the training fold's (an
+    estimator's default scale) tell apart.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 3))
+    y = (X[:, 0] + X[:, 1] ** 2 > 0.5).astype(int)
+    test = np.flatnonzero(np.abs(X[:, 0]) < 0.4)[:60]
+    train = np.setdiff1d(np.arange(len(X)), test)
+    return X, y, train, test
+
+
 def make_ordinal_data(n=240, seed=0, n_features=4):
     """A seeded ordinal problem: codes 0..3 cut from a noisy linear latent."""
     rng = np.random.RandomState(seed)

@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import load_benchmark
+from conftest import load_benchmark, narrow_test_fold
 
 suite = load_benchmark("suite", "benchmark_suite")
 runner = suite._runner
@@ -303,3 +303,19 @@ def test_the_stored_shapes_are_those_of_the_loaded_tables(table):
     assert len(X) == len(y) and np.all(np.isfinite(Z))
     has_categorical = len(X.select_dtypes("number").columns) < X.shape[1]
     assert has_categorical == table.categorical
+
+
+@pytest.mark.parametrize("params", [{}, {"encode_bins": 4}])
+def test_tau_is_by_the_one_rule_of_gradient_norms(params):
+    from cr_sklearn import CRClassifier, gradient_norms, gradient_tail_ratio
+
+    X, y, train, test = narrow_test_fold()
+    spec = runner.ModelSpec("CR", "cr", tuple({"max_iter": 3, **params}.items()))
+    model = runner.build_cr(CRClassifier, dict(spec.params), 0).fit(X[train], y[train])
+    scores = suite.score(spec, model, X[test], y[test])
+    # The pipeline's final step's input: the encoded columns, if any.
+    expected = gradient_tail_ratio(gradient_norms(model, X[test]))
+    assert scores["tau"] == pytest.approx(expected, rel=1e-9)
+    network, inputs = runner.cr_network(model)
+    by_training = gradient_tail_ratio(network.input_gradient_norms(inputs(X[test])))
+    assert abs(by_training - expected) > 1e-3

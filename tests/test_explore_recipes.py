@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import load_benchmark
+from conftest import load_benchmark, narrow_test_fold
 
 explore = load_benchmark("explore_recipes")
 
@@ -114,3 +114,36 @@ def test_scaled_penalty_recipe_scales_dreg_lambda_with_the_rows():
     # A quarter of the reference rows: twice the default strength.
     assert info["dreg_lambda"] == pytest.approx(2e-2)
     assert model.dreg_lambda == pytest.approx(2e-2)
+
+
+@pytest.mark.parametrize("recipe", ["plain", "encoded"])
+def test_tau_is_by_the_one_rule_of_gradient_norms(recipe):
+    from types import SimpleNamespace
+
+    import pandas as pd
+    from sklearn.preprocessing import FunctionTransformer
+
+    from cr_sklearn import gradient_norms, gradient_tail_ratio
+
+    X, y, train, test = narrow_test_fold()
+    X = pd.DataFrame(X)
+    suite = SimpleNamespace(make_preprocessing=lambda X: FunctionTransformer())
+    fitted = {}
+
+    def keep(X, y, seed, params):
+        model, info = getattr(explore, recipe)(X, y, seed, params)
+        fitted["model"] = model
+        return model, info
+
+    score = explore.run_one(suite, keep, {"max_iter": 3}, X, y, train, test, 0)
+    X_test = X.to_numpy()[test]
+    model = fitted["model"]
+    if recipe == "encoded":
+        # The encoding is an earlier step: the norms are by its columns.
+        model, X_test = model.model, model.encoding.transform(X_test)
+    expected = gradient_tail_ratio(gradient_norms(model, X_test))
+    assert score["tau"] == pytest.approx(expected, rel=1e-9)
+    # By the training fold's spreads (the estimator's default scale) tau
+    # differs on this table: the check above tells the two apart.
+    by_training = gradient_tail_ratio(model.input_gradient_norms(X_test))
+    assert abs(by_training - expected) > 1e-3
