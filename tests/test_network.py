@@ -424,18 +424,13 @@ def test_directions_is_none_exact_a_count_or_a_tensor(architecture):
         net.forward_stream(x, "approximate")
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {},
-        {"activation": "relu"},
-        {"activation": "gelu", "hidden_layer_sizes": (4,)},
-        {"hidden_layer_sizes": ()},
-        {"encoded_features": 9},
-        {"encoded_features": 9, "hidden_layer_sizes": ()},
-    ],
-)
-def test_predict_values_equal_forward_to_float64_rounding(kwargs):
+def _random_network(kwargs):
+    """A float64 CRNetwork in eval mode with random parameters and scaling.
+
+    With ``encoded_features=9``, four columns in 4 bins (edges -1, 0, 1 in
+    the standardised units) and one copy. Also returns a generator for the
+    inputs.
+    """
     params = {"hidden_layer_sizes": HIDDEN, **kwargs}
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -452,6 +447,22 @@ def test_predict_values_equal_forward_to_float64_rounding(kwargs):
         edges = [np.array([-1.0, 0.0, 1.0])] * 4 + [None]
         assert PiecewiseLinearEncoding.size(edges) == 9
         net.encoding.set_edges(edges)
+    return net, gen
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"activation": "relu"},
+        {"activation": "gelu", "hidden_layer_sizes": (4,)},
+        {"hidden_layer_sizes": ()},
+        {"encoded_features": 9},
+        {"encoded_features": 9, "hidden_layer_sizes": ()},
+    ],
+)
+def test_predict_values_equal_forward_to_float64_rounding(kwargs):
+    net, gen = _random_network(kwargs)
     x = 2 * torch.randn(50, N_FEATURES, generator=gen, dtype=torch.float64)
     # Rounding relative to the outputs' scale (random cubics grow large).
     with torch.no_grad():
@@ -490,3 +501,49 @@ def test_predict_values_take_forward_with_hooks_training_or_unbounded():
         with torch.no_grad():
             expected = net(x)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"activation": "relu"},
+        {"activation": "gelu", "hidden_layer_sizes": (4,)},
+        {"hidden_layer_sizes": ()},
+        {"degree": 1},
+        {"degree": 2, "n_outputs": 1},
+        {"encoded_features": 9},
+        {"encoded_features": 9, "hidden_layer_sizes": ()},
+        {"encoded_features": 9, "n_outputs": 1},
+        {"bound": None},
+        {"n_members": 2},
+        {"n_members": 2, "encoded_features": 9, "activation": "tanh"},
+    ],
+)
+def test_reverse_jacobian_without_gradients_comes_from_the_folded_plan(kwargs):
+    kwargs = dict(kwargs)
+    n_outputs, bound = kwargs.pop("n_outputs", N_OUTPUTS), kwargs.pop("bound", 3.0)
+    net, gen = _random_network(kwargs)
+    if n_outputs != N_OUTPUTS:
+        net.output = torch.nn.Linear(net.output.in_features, n_outputs).double()
+        net.n_outputs = n_outputs
+    for act in net.activations:
+        if hasattr(act, "bound"):
+            act.bound = bound
+    x = 2 * torch.randn(40, N_FEATURES, generator=gen, dtype=torch.float64)
+    # A row on the encoding's middle edges (the standardised 0): half slopes.
+    x[0] = net.input_mean
+    recorded = net.input_jacobian(x, mode="reverse").detach()  # gradients recorded
+    assert net._folded_input_jacobian(x) is None
+    with torch.no_grad():
+        folded = net._folded_input_jacobian(x)
+        assert folded is not None
+        torch.testing.assert_close(net.input_jacobian(x, mode="reverse"), folded)
+    members = () if net.n_members is None else (net.n_members,)
+    assert folded.shape == (*members, 40, n_outputs, N_FEATURES)
+    # Rounding relative to the Jacobians' scale (random cubics grow large).
+    tol = 1e-12 * float(recorded.abs().max())
+    torch.testing.assert_close(folded, recorded, rtol=0, atol=tol)
+    # Training mode (dropout) takes the recorded path.
+    with torch.no_grad():
+        assert net.train()._folded_input_jacobian(x) is None

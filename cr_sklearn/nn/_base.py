@@ -419,6 +419,15 @@ class BaseCRNetwork(nn.Module):
         """
         raise NotImplementedError
 
+    def _folded_input_jacobian(self, x):
+        """``input_jacobian(x, mode="reverse")`` by a cheaper route, or ``None``.
+
+        A subclass that predicts from folded parameters computes it from
+        them where nothing records gradients; ``None`` takes the recorded
+        path.
+        """
+        return None
+
     def feature_jacobian(self, x, *, mode="auto"):
         """Jacobian of the output with respect to what the stream differentiates by.
 
@@ -476,6 +485,9 @@ class BaseCRNetwork(nn.Module):
                 x, "exact", derivatives=False, rows=None, encoded=False
             ).jacobians[-1]
         elif mode == "reverse":
+            folded = self._folded_input_jacobian(x)
+            if folded is not None:
+                return folded
             h = self._standardise(x)
             if self.encoding is None:
                 jac = self._reverse_jacobian(h)

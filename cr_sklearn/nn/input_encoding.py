@@ -19,6 +19,20 @@ __all__ = ["PiecewiseLinearEncoding"]
 _EDGE_TOLERANCE = 1e-5
 
 
+def ramp_inside(free, lower, upper, tolerance):
+    """Each encoded column's share of its ramp's slope: 1, 0.5 or 0.
+
+    ``free`` is the unclamped affine map of the inputs (before the clamp to
+    ``[lower, upper]``): where it lies against the bounds says where the
+    input lies in its bin. Inside: 1; outside: 0; on an edge (within
+    ``tolerance`` of a bound): 0.5, the mean of the two one-sided
+    derivatives. Copies are never clamped (infinite bounds): 1.
+    """
+    on_edge = ((free - lower).abs() <= tolerance) | ((upper - free).abs() <= tolerance)
+    inside = ((free > lower) & (free < upper)).to(free.dtype)
+    return torch.where(on_edge, 0.5, inside)
+
+
 class PiecewiseLinearEncoding(nn.Module):
     """Ramps through bins of each input column, as a fixed (not learned) layer.
 
@@ -246,15 +260,10 @@ class PiecewiseLinearEncoding(nn.Module):
             input.
         """
         select, shift, lower, upper, slope, tolerance = self._affine(h.dtype, h.device)
-        # The unclamped map: where it lies against the bounds says where the
-        # input lies in its bin (copies are never clamped: infinite bounds).
         free = torch.addmm(shift, h, select)
-        on_edge = ((free - lower).abs() <= tolerance) | (
-            (upper - free).abs() <= tolerance
+        return free.clamp(lower, upper), slope * ramp_inside(
+            free, lower, upper, tolerance
         )
-        inside = ((free > lower) & (free < upper)).to(h.dtype)
-        inside = torch.where(on_edge, 0.5, inside)
-        return free.clamp(lower, upper), slope * inside
 
     def jvp(self, directions, slope):
         """The encoding's Jacobian applied to ``directions``.

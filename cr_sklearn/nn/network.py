@@ -22,6 +22,7 @@ from ._base import BaseCRNetwork, StreamOutput, random_directions
 from ._members import affine, check_n_members, rows_product, select_rows
 from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation, make_activation
+from .input_encoding import ramp_inside
 
 # StreamOutput and random_directions live in ._base, shared with the residual
 # network; they stay importable from here.
@@ -72,6 +73,17 @@ def _horner_in_place(terms, s):
     for c in reversed(terms[:-2]):
         torch.addcmul(c, value, s, out=value)
     return value
+
+
+def _derivative(coefficients):
+    """Coefficient rows of the derivative of ``sum_k c_k s**k`` (``k c_k``)."""
+    powers = torch.arange(1, coefficients.shape[0], dtype=coefficients.dtype)
+    return coefficients[1:] * powers.reshape(-1, *[1] * (coefficients.dim() - 1))
+
+
+def _rows(coefficients):
+    """The coefficient rows as a tuple (``None`` stays ``None``)."""
+    return None if coefficients is None else tuple(coefficients.unbind(0))
 
 
 def _cast_plan(plan, dtype, device):
@@ -256,11 +268,11 @@ class CRNetwork(BaseCRNetwork):
         with torch.no_grad():
             first, layers, (out_weight_t, out_bias) = plan
             if first is not None:  # the encoding, standardisation folded in
-                select, shift, lower, upper = first
+                select, shift, lower, upper, _ = first
                 h = torch.addmm(shift, x, select).clamp_(lower, upper)
             else:
                 h = x
-            for weight_t, bias, fixed, coefficients, squash in layers:
+            for weight_t, bias, fixed, coefficients, squash, *_ in layers:
                 z = affine(bias, h, weight_t)
                 if fixed is not None:
                     h = fixed(z)
@@ -289,8 +301,8 @@ class CRNetwork(BaseCRNetwork):
             first, layers, out = _cast_plan(self._fold(), dtype, device)
             # Coefficient rows split once, not at every call.
             layers = [
-                (w, b, fixed, None if c is None else tuple(c.unbind(0)), squash)
-                for w, b, fixed, c, squash in layers
+                (w, b, fixed, _rows(c), squash, fixed_slope, _rows(dc))
+                for w, b, fixed, c, squash, fixed_slope, dc in layers
             ]
             plan = (first, layers, out)
         self.__dict__["_folded_cache"] = (key, plan)
@@ -328,14 +340,16 @@ class CRNetwork(BaseCRNetwork):
         scale_in, shift_in = inv_scale, -mean * inv_scale
         first = None
         if self.encoding is not None:
-            select, shift, lower, upper = (
-                t.double() for t in self.encoding._affine(torch.float64, "cpu")[:4]
-            )
+            affine_map = self.encoding._affine(torch.float64, "cpu")
+            select, shift, lower, upper = (t.double() for t in affine_map[:4])
+            # The ramps' slopes live in ``select``: the edges' tolerance is
+            # all the Jacobian needs besides.
             first = (
                 select * scale_in.unsqueeze(1),
                 shift + shift_in @ select,
                 lower,
                 upper,
+                affine_map[5].double(),
             )
             scale_in, shift_in = None, None
         layers = []
@@ -346,17 +360,31 @@ class CRNetwork(BaseCRNetwork):
                 bias = bias + shift_in @ weight_t
                 weight_t = weight_t * scale_in.unsqueeze(1)
                 scale_in = shift_in = None
+            # Each layer: the affine map, then the activation (fixed, or
+            # polynomial coefficients, applied to sigmoid(z) if ``squash``),
+            # then what its derivative needs (the fixed activation's value
+            # and slope, or the derivative's coefficients).
             if isinstance(act, FixedActivation):
-                layers.append((weight_t, bias, act.forward, None, False))
+                fixed = (act.forward, act.forward_and_derivative)
+                layers.append((weight_t, bias, fixed[0], None, False, fixed[1], None))
                 continue
             a = act.coefficients.double()
             if act.bound is None:  # u = z: the polynomial as it is
-                layers.append((weight_t, bias, None, a, False))
+                layers.append((weight_t, bias, None, a, False, None, _derivative(a)))
                 continue
             b = act.bound
             # z' = 2 z / b and p(2 b s - b) = q(s) with s = sigmoid(z').
+            q = _in_sigmoid(a, b)
             layers.append(
-                (weight_t * (2.0 / b), bias * (2.0 / b), None, _in_sigmoid(a, b), True)
+                (
+                    weight_t * (2.0 / b),
+                    bias * (2.0 / b),
+                    None,
+                    q,
+                    True,
+                    None,
+                    _derivative(q),
+                )
             )
         out_weight_t = self.output.weight.double().transpose(-1, -2)
         out_bias = self.output.bias.double()
@@ -369,6 +397,56 @@ class CRNetwork(BaseCRNetwork):
         state = super().__getstate__()
         state.pop("_folded_cache", None)  # derived; rebuilt on first use
         return state
+
+    def _folded_input_jacobian(self, x):
+        """``input_jacobian(x, mode="reverse")`` from the folded plan, or ``None``.
+
+        The pass of :meth:`predict_values` keeping each layer's slope (the
+        last layer's values are not needed), then the output's rows pulled
+        back through the transposed chain rule with the folded matrices: the
+        standardisation and the soft bounds are folded in, so the result is
+        with respect to the raw input directly. Taken only where nothing
+        records gradients and the network predicts from a plan (``None``
+        otherwise: the recorded path answers).
+        """
+        if self.training or torch.is_grad_enabled():
+            return None
+        plan = self._folded(x.dtype, x.device)
+        if plan is None:
+            return None
+        first, layers, (out_weight_t, _) = plan
+        h, inside = x, None
+        if first is not None:
+            select, shift, lower, upper, tolerance = first
+            free = torch.addmm(shift, x, select)
+            inside = ramp_inside(free, lower, upper, tolerance)
+            h = free.clamp_(lower, upper)
+        slopes = []
+        last = len(layers) - 1
+        for i, (weight_t, bias, _, coefficients, squash, fixed, dq) in enumerate(
+            layers
+        ):
+            z = affine(bias, h, weight_t)
+            if fixed is not None:
+                h, d = fixed(z)
+            else:
+                s = torch.sigmoid_(z) if squash else z
+                d = dq[0] if len(dq) == 1 else _horner_in_place(dq, s)
+                if squash:  # d sigmoid(z') / d z' = s (1 - s)
+                    d = torch.addcmul(s, s, s, value=-1.0).mul_(d)
+                if i < last:
+                    h = _horner_in_place(coefficients, s)
+            slopes.append(d)
+        # Row o of g: d output_o / d (what each layer reads), from the end;
+        # with a member axis, (M, batch, n_outputs, width).
+        g = out_weight_t.transpose(-1, -2).unsqueeze(-3)
+        for d, (weight_t, *_) in zip(reversed(slopes), reversed(layers), strict=True):
+            g = rows_product(g * d.unsqueeze(-2), weight_t.transpose(-1, -2))
+        if inside is not None:
+            g = rows_product(g * inside.unsqueeze(-2), select.t())
+        if g.shape[-3] != x.shape[0]:  # no activated layer and no encoding
+            g = g.expand(*g.shape[:-3], x.shape[0], *g.shape[-2:]).contiguous()
+        return g
 
     def _stream_pass(self, h, directions, *, exact, derivatives, rows):
         batch = h.shape[0] if rows is None else rows.shape[0]
