@@ -144,7 +144,7 @@ def restate_claim(medians):
         lines.append(
             f"The ordering the papers report does not hold for every row: the "
             f"lowest other family is {best_other} ({others[best_other]:.2f}); "
-            f"CR rows below it: {', '.join(below) if below else 'none'}."
+            f"CR rows below it: {'; '.join(below) if below else 'none'}."
         )
     return lines
 
