@@ -6,11 +6,16 @@ the round it governs.
 
 Adoption rule
 -------------
-Rounds run on the tuning half only (``suite.py --split tune``: 24 tables,
+Rounds run on the tuning half only (``suite.py --split tune``,
 RepeatedStratifiedKFold 2 x 5, one thread per fit), the shipped defaults
 (``CR``) and the round's candidates in one run, so every comparison is
-paired over the same splits. A candidate is a *finalist* when, on the tuning
-half:
+paired over the same splits. Members are for small data: a candidate trains
+members on tables of fewer than 2,000 rows (where ``early_stopping="auto"``
+trains a fixed budget today) and is today's single network from 2,000 rows
+on, identical to the defaults there. So the rounds run the 21 tables of the
+tuning half under 2,000 rows (``SMALL_TUNE``), and the tables from 2,000
+rows on keep the defaults' results. A candidate is a *finalist* when, on
+those tables:
 
 1. its mean gap to the per-table best (all models of the run) is at least
    0.3 points above the defaults' (about the size of one table's noise);
@@ -21,7 +26,8 @@ half:
 
 At most three finalists go on, those with the best mean gap (within 0.2
 points, the cheaper first). Each finalist runs once on the confirmation half
-(``--split confirm``) and every result is reported. The finalist ranked
+(``--split confirm``, its tables under 2,000 rows: ``SMALL_CONFIRM``) and
+every result is reported. The finalist ranked
 first on the tuning half ships, and only if its confirmation mean gap is not
 below the defaults' there; otherwise the defaults stay. Confirmation results
 never rank finalists.
@@ -29,10 +35,9 @@ never rank finalists.
 Rounds
 ------
 ``members``
-    The member axis alone: ``n_members`` of 4 and 8 (cross-fitted, each
-    member early-stopped on its own held-out fold), with today's budget
-    (``max_iter=100``) and with a budget counted in steps
-    (``max_iter="auto"``).
+    Cross-fitted members, each early-stopped on its own held-out fold, with
+    a budget counted in optimizer steps (``max_iter="auto"``): 8 members
+    and 4 members.
 ``budget``
     Run only if ``members`` has a finalist: its recipe with patience
     ``n_iter_no_change`` 20 and batch size 32.
@@ -40,7 +45,7 @@ Rounds
 Usage::
 
     python benchmarks/ensemble_rounds.py --round members --n-jobs 2
-    python benchmarks/ensemble_rounds.py --round members --only m8 \\
+    python benchmarks/ensemble_rounds.py --round members --only m8_auto \\
         --split confirm --n-jobs 2
 """
 
@@ -57,15 +62,25 @@ import suite  # noqa: E402
 #: The candidates of each round, by name: CRClassifier parameters.
 ROUNDS = {
     "members": {
-        "m4": {"n_members": 4},
-        "m8": {"n_members": 8},
         "m8_auto": {"n_members": 8, "max_iter": "auto"},
+        "m4_auto": {"n_members": 4, "max_iter": "auto"},
     },
     "budget": {
-        "m8_patience20": {"n_members": 8, "n_iter_no_change": 20},
-        "m8_batch32": {"n_members": 8, "batch_size": 32},
+        "m8_patience20": {"n_members": 8, "max_iter": "auto", "n_iter_no_change": 20},
+        "m8_batch32": {"n_members": 8, "max_iter": "auto", "batch_size": 32},
     },
 }
+
+#: The tables of each half under 2,000 rows, where candidates train members.
+SMALL_TUNE = (
+    "breast_cancer,wine,pima,wine_red_binary,biopsy,birthwt,car90,fair,mode,mpg,"
+    "mroz,participation,salaries,vote92,naturalpark,friendfoe,perisk,apoeapoc,"
+    "hla,stagec,btheb"
+).split(",")
+SMALL_CONFIRM = (
+    "digits,iris,crabs,fishing,glass,mexico,shuttle,survey,womenlf,quine,lung,"
+    "leinhardt,journals,mgus,stanford2,uscereal"
+).split(",")
 
 
 def round_argv(name, *, only=None, split="tune", n_jobs=1):
@@ -78,7 +93,9 @@ def round_argv(name, *, only=None, split="tune", n_jobs=1):
         candidates = {k: v for k, v in candidates.items() if k in only}
     suffix = "" if not only else "_" + "_".join(sorted(only))
     output = HERE / "results" / f"ensembles_{name}_{split}{suffix}.md"
-    argv = ["--split", split, "--n-jobs", str(n_jobs), "--no-progress"]
+    tables = SMALL_TUNE if split == "tune" else SMALL_CONFIRM
+    argv = ["--split", split, "--tables", ",".join(tables)]
+    argv += ["--n-jobs", str(n_jobs), "--no-progress"]
     for cand, params in candidates.items():
         argv += ["--candidate", f"{cand}={json.dumps(params)}"]
     return [*argv, "--output", str(output.relative_to(HERE.parent))]

@@ -28,14 +28,22 @@ def test_round_runs_its_candidates_on_the_tuning_half():
 
 
 def test_confirmation_runs_only_the_named_finalists():
-    argv = rounds.round_argv("members", only=["m8"], split="confirm")
-    assert _candidates(argv) == {"m8": rounds.ROUNDS["members"]["m8"]}
-    assert argv[argv.index("--output") + 1].endswith("ensembles_members_confirm_m8.md")
+    argv = rounds.round_argv("members", only=["m8_auto"], split="confirm")
+    assert _candidates(argv) == {"m8_auto": rounds.ROUNDS["members"]["m8_auto"]}
+    assert argv[argv.index("--output") + 1].endswith(
+        "ensembles_members_confirm_m8_auto.md"
+    )
+    assert argv[argv.index("--tables") + 1].split(",") == list(rounds.SMALL_CONFIRM)
     with pytest.raises(ValueError, match="not in round"):
         rounds.round_argv("members", only=["nope"])
 
 
-def test_every_candidate_is_a_cross_fitted_ensemble():
-    for candidates in rounds.ROUNDS.values():
-        for params in candidates.values():
-            assert params["n_members"] > 1
+def test_the_rounds_run_the_small_tables_of_each_half():
+    suite = load_benchmark("suite")
+    for split, small in (
+        ("tune", rounds.SMALL_TUNE),
+        ("confirm", rounds.SMALL_CONFIRM),
+    ):
+        listed = suite.TASK.registry.get_tables(None, split)
+        below = {t.name for t in listed if t.n_rows < 2000}
+        assert set(small) == below
