@@ -106,6 +106,12 @@ def test_inference_paths_match_members(cls, encoded):
                 stacked.input_jacobian(x, mode=mode)[m],
                 net.input_jacobian(x, mode=mode),
             )
+        # Without gradients, the reverse Jacobian of the folded plan.
+        with torch.no_grad():
+            torch.testing.assert_close(
+                stacked.input_jacobian(x, mode="reverse")[m],
+                net.input_jacobian(x, mode="reverse"),
+            )
 
 
 def test_member_round_trip_and_stack_checks():
