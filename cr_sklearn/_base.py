@@ -1,5 +1,7 @@
 """Shared base of the CR estimators: parameters and the orchestration of a fit."""
 
+import copy
+import math
 import numbers
 import warnings
 from abc import abstractmethod
@@ -13,7 +15,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 from skorch.helper import predefined_split
 
-from ._epoch_selection import EpochSelectionMixin, steps_per_epoch
+from ._cross_fit import MemberCriterion, MemberStopping, member_folds, member_weights
+from ._epoch_selection import (
+    MIN_PATIENCE_STEPS,
+    EpochSelectionMixin,
+    steps_per_epoch,
+)
 from ._html_repr import FittedAttributesHTMLMixin
 from ._inference import InferenceMixin
 from ._net_builder import NetBuilderMixin
@@ -31,7 +38,25 @@ from ._utils import (
 )
 from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
 
-__all__ = ["BaseCR"]
+__all__ = ["BaseCR", "partial_fit_available"]
+
+# Fitted attributes of one fit that a later fit may not set: a new fit drops them.
+_MEMBER_ATTRIBUTES = ("oob_score_", "oob_decision_function_", "best_epochs_")
+
+
+def partial_fit_available(estimator):
+    """Whether ``partial_fit`` exists: not with ``n_members > 1``.
+
+    Each member trains on the rows outside its fold of the data given to
+    ``fit``; a stream of batches has no folds.
+    """
+    if getattr(estimator, "n_members", 1) > 1:
+        raise AttributeError(
+            "partial_fit is not available with n_members > 1: each member "
+            "trains on the rows outside its fold of the data given to fit, and "
+            "a stream of batches has no folds. Use fit, or n_members=1."
+        )
+    return True
 
 
 class BaseCR(
@@ -65,6 +90,12 @@ class BaseCR(
     :mod:`cr_sklearn.growth` uses three methods of this class:
     :meth:`_training_data`, :meth:`_data_loss` and :meth:`_network_changed`.
     """
+
+    #: How a fit with ``n_members > 1`` chooses its stopping epoch on the
+    #: out-of-fold rows: ``"per-member"`` (each member its own best epoch) or
+    #: ``"pooled"`` (one epoch for all, on the pooled out-of-fold loss). A
+    #: class attribute, so that a benchmark can compare the two.
+    _member_epoch_choice = "per-member"
 
     _parameter_constraints = {
         "architecture": [StrOptions(set(ARCHITECTURES))],
@@ -119,6 +150,8 @@ class BaseCR(
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "callbacks": [list, None],
+        "n_members": [Interval(numbers.Integral, 1, None, closed="left")],
+        "oob_score": ["boolean"],
     }
 
     @abstractmethod
@@ -153,6 +186,8 @@ class BaseCR(
         verbose,
         warm_start,
         callbacks,
+        n_members,
+        oob_score,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.architecture = architecture
@@ -182,6 +217,8 @@ class BaseCR(
         self.verbose = verbose
         self.warm_start = warm_start
         self.callbacks = callbacks
+        self.n_members = n_members
+        self.oob_score = oob_score
 
     # -- hooks for subclasses ----------------------------------------------
     @abstractmethod
@@ -292,8 +329,13 @@ class BaseCR(
         self._validate_params()
         fitted = hasattr(self, "net_")
         reset = not (fitted and (incremental or self.warm_start))
+        n_members = self._member_count()
+        self._check_member_params(fitted, incremental)
         if not reset:
             self._check_network_params()
+        else:
+            for name in _MEMBER_ATTRIBUTES:
+                self.__dict__.pop(name, None)
         X, y_codes, weight = self._prepare_data(
             X, y, sample_weight, reset=reset, classes=classes
         )
@@ -310,6 +352,8 @@ class BaseCR(
         mode = self._early_stopping_mode(
             len(y_codes), X.shape[1], incremental=incremental
         )
+        if n_members is not None:
+            return self._fit_members(X, y_codes, weight, seed, n_members, mode)
         split = None
         if mode == "hold-out":
             split = validation_split(y_codes, self.validation_fraction, seed)
@@ -357,6 +401,109 @@ class BaseCR(
             self._finish_fit(X, incremental=incremental, seed=seed)
         return self
 
+    def _check_member_params(self, fitted, incremental):
+        """Refuse ``oob_score``, ``partial_fit``, ``warm_start`` where invalid."""
+        n_members = self._member_count()
+        if n_members is None and self.oob_score:
+            raise ValueError(
+                "oob_score=True needs n_members > 1: the out-of-fold predictions "
+                "come from the cross-fitted members (n_members=1 trains one "
+                "network on every row, and no row is out of fold)."
+            )
+        if n_members is not None and self.igpen_lambda > 0:
+            raise ValueError(
+                "igpen_lambda > 0 is not available with n_members > 1: the "
+                "input-gradient penalty of a sum of the members' losses is not "
+                "the sum of their penalties. Use dreg, or n_members=1."
+            )
+        fitted_members = fitted and getattr(self.net_.module_, "n_members", None)
+        if n_members is None and not fitted_members:
+            return
+        if incremental:
+            raise ValueError(
+                "partial_fit is not available with n_members > 1: each member "
+                "trains on the rows outside its fold of the data given to fit, "
+                "and a stream of batches has no folds. Use fit, or n_members=1."
+            )
+        if fitted and self.warm_start:
+            raise ValueError(
+                "warm_start=True is not available with n_members > 1 (or on a "
+                "fitted member model): the folds belong to the data of the fit "
+                "that built the members. Fit with warm_start=False."
+            )
+
+    def _fit_members(self, X, y_codes, weight, seed, n_members, mode):
+        """Fit ``n_members`` cross-fitted members as one batched network.
+
+        Member ``m`` trains on the rows outside fold ``m``; with ``mode="cv"``
+        its stopping epoch is chosen on its fold (see
+        :mod:`cr_sklearn._cross_fit`). The members are the model: no refit.
+        """
+        n, d = X.shape
+        fold = member_folds(y_codes, n_members, seed)
+        train_weight, held_weight = member_weights(fold, weight, n_members)
+        if mode == "cv" and not np.all(held_weight.sum(axis=0) > 0):
+            raise ValueError(
+                "Every member needs held-out rows of positive weight to choose "
+                "its stopping epoch: a fold has only rows of sample_weight 0."
+            )
+        threads = self._fit_threads(d, n, n_members)
+        with _torch_context(seed, threads, self.device_):
+            self._batch_size_ = self._batch_size(n)
+            steps = steps_per_epoch(n, self._batch_size_)
+            self.max_iter_ = self._max_epochs(mode, steps)
+            self.encoding_bins_, self.dropout_ = self._resolve_network(d)
+            inputs = self._fit_inputs(X)
+            rows = [np.flatnonzero(fold != m) for m in range(n_members)]
+            module = self._make_module(d, n_members)
+            self._set_inputs(module, inputs)
+            self._initialize_output(module, y_codes, rows)
+            stopping = self._member_stopping(
+                X, y_codes, held_weight, steps, self._member_stopping_mode(mode)
+            )
+            self.net_ = self._build_net(
+                module, self._member_criterion(y_codes, rows), d, stopping=stopping
+            )
+            self._built_network_params = self._network_params()
+            self.early_stopping_ = mode
+            self.net_.train_split = None
+            self.net_.valid_dataset_ = None
+            train = self._dataset(X, y_codes, train_weight, np.arange(n))
+            self.net_.partial_fit(train, None, epochs=self.max_iter_)
+            self._finish_fit(X, seed=seed)
+            self.cv_validation_loss_ = np.asarray(
+                self.net_.history[:, "valid_loss"], dtype=float
+            )
+            if self.oob_score:
+                proba = self._member_proba(X)
+                self.oob_decision_function_ = proba[fold, np.arange(n)]
+                self.oob_score_ = self._oob_score(self.oob_decision_function_, y_codes)
+        return self
+
+    def _member_stopping_mode(self, mode):
+        """The :class:`MemberStopping` mode of a member fit in ``mode``."""
+        return None if mode == "off" else self._member_epoch_choice
+
+    def _member_stopping(self, X, y_codes, held_weight, steps, mode, load_best=True):
+        """The out-of-fold validation callback of a member fit."""
+        data = (
+            self._to_tensor(X),
+            torch.as_tensor(y_codes, device=self.device_),
+            self._to_tensor(held_weight.T, dtype=torch.float64),
+        )
+        return MemberStopping(
+            data,
+            mode=mode,
+            patience=max(self.n_iter_no_change, math.ceil(MIN_PATIENCE_STEPS / steps)),
+            tol=self.tol,
+            load_best=load_best,
+        )
+
+    def _member_criterion(self, y_codes, rows):
+        """One criterion per member (``rows[m]``: member ``m``'s training rows)."""
+        criterion = self._make_criterion()
+        return MemberCriterion([copy.deepcopy(criterion) for _ in rows])
+
     def _finish_fit(self, X, *, incremental=False, seed=0):
         """Set the fitted attributes that summarise the training run."""
         interrupted = getattr(self.net_, "interrupted_", False)
@@ -371,9 +518,15 @@ class BaseCR(
         self.loss_curve_ = [float(v) for v in history[:, "train_loss"]]
         stopping = dict(self.net_.callbacks_)["early_stopping"]
         self.best_epoch_ = stopping.restored_epoch_
-        if self.early_stopping_ == "cv":
+        members = getattr(self.module_, "n_members", None) is not None
+        if self.early_stopping_ == "cv" and not members:
             # The chosen number of epochs is the one the model trained for.
             self.best_epoch_ = self.n_iter_
+        if members:
+            self.best_epochs_ = stopping.best_epochs_
+        else:
+            best = self.best_epoch_
+            self.best_epochs_ = None if best is None else np.array([best])
         if self.net_.valid_dataset_ is not None:
             scores = [row.get("valid_score") for row in history]
             self.validation_scores_ = [float(v) for v in scores if v is not None]
@@ -400,11 +553,12 @@ class BaseCR(
         best = self.best_epoch_ - getattr(self.net_, "_rows_at_train_begin", 0)
         if best <= self.max_iter_ - self.n_iter_no_change:
             return
-        chosen = (
-            "the internal folds' best epoch count"
-            if self.early_stopping_ == "cv"
-            else "the best validation epoch"
-        )
+        if getattr(self.module_, "n_members", None) is not None:
+            chosen = "the latest member's best out-of-fold epoch"
+        elif self.early_stopping_ == "cv":
+            chosen = "the internal folds' best epoch count"
+        else:
+            chosen = "the best validation epoch"
         warnings.warn(
             f"Early stopping did not converge: {chosen}, {best}, is among the "
             f"last n_iter_no_change={self.n_iter_no_change} of max_iter_="

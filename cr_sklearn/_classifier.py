@@ -1,12 +1,15 @@
 """CRClassifier: a scikit-learn classifier on a polynomial-DREG network."""
 
+import math
+
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from torch import nn
 
-from ._base import BaseCR
+from ._base import BaseCR, partial_fit_available
 
 __all__ = ["CRClassifier"]
 
@@ -115,11 +118,14 @@ class CRClassifier(ClassifierMixin, BaseCR):
         hold out ``validation_fraction`` of the training data (stratified),
         stop when the validation loss stops improving and restore the best
         epoch's weights. ``"cv"``: choose the number of epochs by internal
-        3-fold cross-validation (the epoch of least mean validation loss
-        over the folds, each fold starting from the network the fit starts
-        from, with a patience of at least 50 optimizer steps), then train on
+        3-fold cross-validation (the epoch of least pooled out-of-fold loss,
+        the folds training as the members of one batched fit as with
+        ``n_members``, each starting from the network the fit starts from,
+        with a patience of at least 50 optimizer steps), then train on
         all samples for that many epochs (the resolved mode is
-        ``early_stopping_``). With early stopping on, a best epoch among the
+        ``early_stopping_``). With ``n_members > 1``, every value but
+        ``False`` chooses each member's epoch on its own fold (see
+        ``n_members``). With early stopping on, a best epoch among the
         last ``n_iter_no_change`` of ``max_iter_`` (the validation loss was
         still improving) raises a
         :class:`~sklearn.exceptions.ConvergenceWarning`.
@@ -205,6 +211,33 @@ class CRClassifier(ClassifierMixin, BaseCR):
     callbacks : list of skorch callbacks or (name, callback) tuples, default=None
         Extra skorch callbacks (instances or classes); any other entry
         raises a ``TypeError`` naming it.
+    n_members : int, default=1
+        ``1``: one network. ``k > 1``: a cross-fitted ensemble of ``k`` members
+        trained as one batched network. The rows are split into ``k``
+        stratified folds (plain folds when a class has fewer than ``k`` rows;
+        fewer than ``k`` rows raise a ``ValueError``), and member ``m`` trains
+        on the rows outside fold ``m``. Unless ``early_stopping`` is ``False``,
+        each member keeps the parameters of its best epoch on its own fold, its
+        out-of-fold rows (``early_stopping_`` is ``"cv"``, with the patience
+        and the ``max_iter="auto"`` budget of ``early_stopping="cv"``;
+        ``validation_fraction`` is not used); with ``False`` every member
+        trains ``max_iter`` epochs. This is the mechanism of
+        ``early_stopping="cv"``, whose folds train the same way: ``"cv"`` keeps
+        only their epoch count and refits one network on all rows, while
+        ``n_members > 1`` keeps the members as the model, with no refit.
+        :meth:`predict_proba` averages the members' probabilities
+        (:meth:`decision_function` is their logit, or their logarithm with more
+        than two classes). ``partial_fit`` is not available, and ``warm_start``
+        and :class:`~cr_sklearn.DepthGrowth` raise a ``ValueError``: the folds
+        belong to the data of one ``fit``. ``igpen_lambda`` must be 0.
+    oob_score : bool, default=False
+        With ``n_members > 1``, set ``oob_decision_function_`` and
+        ``oob_score_`` from the out-of-fold predictions (as
+        :class:`~sklearn.ensemble.RandomForestClassifier`'s). Each row is
+        out of fold for exactly one member, so every row gets one honest
+        prediction; the estimate is optimistic where the members also chose
+        their stopping epoch on those rows. ``True`` with ``n_members=1``
+        raises a ``ValueError``.
 
     Attributes
     ----------
@@ -227,14 +260,25 @@ class CRClassifier(ClassifierMixin, BaseCR):
         model was kept: the last one that improved the validation loss by
         more than ``tol`` (relative); with ``early_stopping="cv"``, the
         epoch count chosen by the internal folds. ``None`` otherwise.
+    best_epochs_ : ndarray of shape (n_members,) or None
+        The epoch each member kept (one entry for one network: ``best_epoch_``);
+        ``None`` when no epoch was chosen. With ``n_members > 1``,
+        ``best_epoch_`` is the latest of them and ``n_iter_`` the epochs
+        trained, the most of any member.
+    oob_score_ : float
+        With ``oob_score=True``: the accuracy of the out-of-fold predictions.
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        With ``oob_score=True``: each training row's class probabilities
+        from the member that did not train on it.
     early_stopping_ : {"off", "hold-out", "cv"}
         How the last fit chose its length (see ``early_stopping``).
     max_iter_ : int
         The epoch budget ``max_iter`` resolved to in the last fit.
     cv_validation_loss_ : ndarray of shape (n_epochs,) or None
-        With ``early_stopping="cv"``: the mean validation loss over the
-        internal folds per epoch (a fold that stopped keeps its last value);
-        the model trained for its argmin + 1 epochs. ``None`` otherwise.
+        With ``early_stopping="cv"``: the pooled out-of-fold loss of the
+        internal folds per epoch; the model trained for its argmin + 1
+        epochs. With ``n_members > 1``: the members' pooled out-of-fold loss
+        per epoch. ``None`` otherwise.
     gradient_norm_mean_ : float
         Mean input-gradient norm on the training data,
         in the space of :meth:`input_sensitivity`, which divides by it.
@@ -333,6 +377,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         verbose=0,
         warm_start=False,
         callbacks=None,
+        n_members=1,
+        oob_score=False,
     ):
         super().__init__(
             hidden_layer_sizes,
@@ -363,6 +409,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
             verbose=verbose,
             warm_start=warm_start,
             callbacks=callbacks,
+            n_members=n_members,
+            oob_score=oob_score,
         )
 
     def _encode_targets(self, y, *, reset, classes=None):
@@ -430,6 +478,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         """
         return self._fit(X, y, sample_weight)
 
+    @available_if(partial_fit_available)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Run one epoch over ``X`` and ``y`` without early stopping.
@@ -478,6 +527,11 @@ class CRClassifier(ClassifierMixin, BaseCR):
     def decision_function(self, X):
         """Network output (logits).
 
+        With ``n_members > 1``, the logit of the members' averaged
+        probability of ``classes_[1]`` (binary), else the logarithm of the
+        averaged class probabilities: :meth:`predict_proba` is their sigmoid
+        or softmax, as for one network.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -490,7 +544,55 @@ class CRClassifier(ClassifierMixin, BaseCR):
             per class.
         """
         out = self._forward(self._check_X(X))
+        if out.ndim == 3:
+            logp = self._averaged_log_proba(out).numpy()
+            return logp[:, 1] - logp[:, 0] if out.shape[2] == 1 else logp
         return out[:, 0] if out.shape[1] == 1 else out
+
+    @staticmethod
+    def _log_proba_of(out):
+        """Log class probabilities of network outputs (a leading member axis kept)."""
+        out = torch.as_tensor(out)
+        if out.shape[-1] == 1:
+            return torch.nn.functional.logsigmoid(torch.cat([-out, out], dim=-1))
+        return torch.log_softmax(out, dim=-1)
+
+    def _averaged_log_proba(self, out):
+        """Log of the members' averaged probabilities, from ``(M, n, o)`` outputs."""
+        logp = self._log_proba_of(out)
+        return torch.logsumexp(logp, dim=0) - math.log(logp.shape[0])
+
+    def _member_proba(self, X):
+        """Each member's class probabilities: ``(n_members, n_samples, n_classes)``."""
+        return np.exp(self._log_proba_of(self._forward(X)).numpy())
+
+    def _oob_score(self, proba, y_codes):
+        return float(np.mean(proba.argmax(axis=1) == y_codes))
+
+    def _combine_jacobian(self, out, jac):
+        """Jacobian of :meth:`decision_function` from the members' (chain rule).
+
+        ``out``: the members' outputs ``(M, batch, o)``, ``jac``: their
+        Jacobians ``(M, batch, o, d)``.
+        """
+        n_members = out.shape[0]
+        if out.shape[-1] == 1:
+            # d logit(mean p) = mean(p_m (1 - p_m) dz_m) / (p (1 - p)), in logs.
+            z = out[..., 0]
+            up, down = (
+                torch.nn.functional.logsigmoid(z),
+                torch.nn.functional.logsigmoid(-z),
+            )
+            log_mean = torch.logsumexp(up, 0) + torch.logsumexp(down, 0)
+            log_mean = log_mean - 2 * math.log(n_members)
+            weight = torch.exp(up + down - log_mean) / n_members
+            return (weight[..., None, None] * jac).sum(0)
+        # d log(mean_m p_mc) = sum_m p_mc / (M mean p_c) d log p_mc.
+        logp = torch.log_softmax(out, dim=-1)
+        dlogp = jac - (logp.exp()[..., None] * jac).sum(dim=-2, keepdim=True)
+        log_mean = torch.logsumexp(logp, 0) - math.log(n_members)
+        weight = torch.exp(logp - math.log(n_members) - log_mean)
+        return (weight[..., None] * dlogp).sum(0)
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -520,12 +622,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the logits.
         """
-        out = torch.from_numpy(self._forward(self._check_X(X)))
-        if out.shape[1] == 1:
-            logp = torch.nn.functional.logsigmoid(torch.cat([-out, out], dim=1))
-        else:
-            logp = torch.log_softmax(out, dim=1)
-        return logp.numpy()
+        out = self._forward(self._check_X(X))
+        if out.ndim == 3:
+            return self._averaged_log_proba(out).numpy()
+        return self._log_proba_of(out).numpy()
 
     def predict(self, X):
         """Predicted class labels.
@@ -541,7 +641,12 @@ class CRClassifier(ClassifierMixin, BaseCR):
             Labels from ``classes_``.
         """
         out = self._forward(self._check_X(X))
-        codes = (out[:, 0] > 0).astype(int) if out.shape[1] == 1 else out.argmax(1)
+        if out.ndim == 3:
+            codes = self._averaged_log_proba(out).numpy().argmax(1)
+        elif out.shape[1] == 1:
+            codes = (out[:, 0] > 0).astype(int)
+        else:
+            codes = out.argmax(1)
         return self.classes_[codes]
 
     def __sklearn_tags__(self):

@@ -7,11 +7,14 @@
 - ``"hold-out"``: hold out a stratified ``validation_fraction``, stop when the
   validation loss stops improving and keep the best epoch;
 - ``"cv"``: choose the number of epochs by internal k-fold cross-validation
-  (the mean validation loss over the folds, every fold starting from the
-  network the fit starts from), then train on all samples for that many
+  (the pooled out-of-fold loss, every fold starting from the network the fit
+  starts from; the folds train as the members of one batched fit, the
+  mechanism of ``n_members``), then train on all samples for that many
   epochs. Every sample trains the returned model, and every sample helps
   choose its length: on small data a single hold-out set is too small to
-  pick the epoch reliably.
+  pick the epoch reliably. With ``n_members > 1`` (any ``early_stopping``
+  but ``False``) the members are the model, each keeping the epoch chosen
+  on its own fold (or the pooled one), with no refit.
 
 ``"auto"`` is ``"off"`` below ``AUTO_HOLD_OUT_MIN_SAMPLES`` samples and
 ``"hold-out"`` from there on; an estimator whose
@@ -26,8 +29,8 @@ import copy
 import math
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
-from skorch.helper import predefined_split
+
+from ._cross_fit import MemberCriterion, member_folds, member_weights
 
 __all__ = []
 
@@ -48,20 +51,6 @@ def steps_per_epoch(n_samples, batch_size):
     return max(1, math.ceil(n_samples / batch_size))
 
 
-def _cv_folds(y_codes, seed):
-    """Stratified folds when every class can be split, else plain ones; or None."""
-    n = len(y_codes)
-    if n < 2 * CV_SPLITS:
-        return None
-    counts = np.bincount(y_codes)
-    counts = counts[counts > 0]
-    if counts.min() >= CV_SPLITS:
-        splitter = StratifiedKFold(CV_SPLITS, shuffle=True, random_state=seed)
-    else:
-        splitter = KFold(CV_SPLITS, shuffle=True, random_state=seed)
-    return list(splitter.split(np.zeros((n, 1)), y_codes))
-
-
 class EpochSelectionMixin:
     """Resolve ``early_stopping`` and ``max_iter``; choose epochs by internal CV.
 
@@ -78,6 +67,9 @@ class EpochSelectionMixin:
         """``"cv"``, ``"hold-out"`` or ``"off"`` for a fit on this data."""
         if incremental:
             return "off"
+        if self._member_count() is not None:
+            # The members' out-of-fold rows choose the epoch: no hold-out.
+            return "off" if self.early_stopping is False else "cv"
         if self.early_stopping == "cv":
             return "cv"
         if isinstance(self.early_stopping, str):  # "auto"
@@ -96,47 +88,44 @@ class EpochSelectionMixin:
         return AUTO_MAX_EPOCHS
 
     def _cv_epochs(self, module, criterion, X, y_codes, weight, seed):
-        """Epochs that minimise the mean validation loss over internal folds.
+        """Epochs that minimise the pooled out-of-fold loss of internal folds.
 
-        Every fold trains a copy of ``module``/``criterion`` (the network the
-        final fit starts from) on the other folds, with patience, and records
-        its validation loss per epoch. Returns ``(n_epochs, mean_curve)``, or
-        ``None`` when the data is too small to split.
+        The ``CV_SPLITS`` fold networks are the members of one batched fit
+        (:mod:`cr_sklearn._cross_fit`, the mechanism of ``n_members``), each a
+        copy of ``module``/``criterion`` (the network the final fit starts
+        from) trained on the rows outside its fold; the pooled loss of every
+        row under the member that did not train on it is recorded per epoch,
+        and training stops when it has not improved for the patience.
+        Returns ``(n_epochs, pooled_curve)``, or ``None`` when the data is too
+        small to split.
         """
-        folds = _cv_folds(y_codes, seed)
-        if folds is None:
+        n = len(y_codes)
+        if n < 2 * CV_SPLITS:
             return None
-        curves = []
-        for train, valid in folds:
-            net = self._build_net(
-                copy.deepcopy(module), copy.deepcopy(criterion), X.shape[1], quiet=True
-            )
-            batch = net.batch_size = self._batch_size(len(train))
-            steps = steps_per_epoch(len(train), batch)
-            stopping = dict(net.callbacks_)["early_stopping"]
-            stopping.patience = max(
-                self.n_iter_no_change, math.ceil(MIN_PATIENCE_STEPS / steps)
-            )
-            # Only the curve is needed, not the fold's best weights.
-            stopping.load_best = False
-            valid_ds = self._dataset(X, y_codes, weight, valid)
-            net.train_split = predefined_split(valid_ds)
-            net.valid_dataset_ = valid_ds
-            net.partial_fit(
-                self._dataset(X, y_codes, weight, train),
-                None,
-                epochs=self._max_epochs("cv", steps),
-            )
-            if getattr(net, "interrupted_", False):
-                # Ctrl-C in a fold: skorch returned the fold's epochs so far,
-                # but no epoch count can be chosen from them; the fit stops.
-                raise KeyboardInterrupt
-            curves.append(np.asarray(net.history[:, "valid_loss"], dtype=float))
-        # Each fold stopped by its own patience; after it stopped, its loss is
-        # taken to stay at its last value (it had stopped improving).
-        length = max(len(c) for c in curves)
-        mean = np.mean(
-            [np.pad(c, (0, length - len(c)), mode="edge") for c in curves], axis=0
+        fold = member_folds(y_codes, CV_SPLITS, seed)
+        weight = np.ones(n) if weight is None else weight
+        train_weight, held_weight = member_weights(fold, weight, CV_SPLITS)
+        stacked = type(module).stack([module] * CV_SPLITS)
+        criteria = MemberCriterion([copy.deepcopy(criterion) for _ in range(CV_SPLITS)])
+        steps = steps_per_epoch(n, self._batch_size_)
+        # Only the curve is needed, not the folds' best weights.
+        stopping = self._member_stopping(
+            X, y_codes, held_weight, steps, "pooled", load_best=False
         )
-        finite = np.where(np.isfinite(mean), mean, np.inf)
-        return int(np.argmin(finite)) + 1, mean
+        net = self._build_net(
+            stacked, criteria, X.shape[1], quiet=True, stopping=stopping
+        )
+        net.train_split = None
+        net.valid_dataset_ = None
+        net.partial_fit(
+            self._dataset(X, y_codes, train_weight, np.arange(n)),
+            None,
+            epochs=self._max_epochs("cv", steps),
+        )
+        if getattr(net, "interrupted_", False):
+            # Ctrl-C in the folds: skorch returned the epochs so far, but no
+            # epoch count can be chosen from them; the fit stops.
+            raise KeyboardInterrupt
+        curve = np.asarray(net.history[:, "valid_loss"], dtype=float)
+        finite = np.where(np.isfinite(curve), curve, np.inf)
+        return int(np.argmin(finite)) + 1, curve

@@ -66,15 +66,28 @@ class InferenceMixin:
             [*self._hidden_sizes(), self._n_outputs(), self.n_features_in_, encoded]
         )
 
+    def _n_members_fitted(self):
+        """The fitted model's members, or ``None`` for one network."""
+        return getattr(self._inference_module, "n_members", None)
+
     def _forward(self, X):
-        """Network output for validated ``X`` as float64 numpy, in chunks."""
+        """Network output for validated ``X`` as float64 numpy, in chunks.
+
+        ``(n_samples, n_outputs)``; a member model's is
+        ``(n_members, n_samples, n_outputs)``.
+        """
         module = self._inference_module
         # From folded parameters where the network has them (the same values
         # to float64 rounding, fewer passes per layer).
         forward = getattr(module, "predict_values", module)
-        out = np.empty((X.shape[0], self._n_outputs()))
+        n_members = self._n_members_fitted()
+        shape = (X.shape[0], self._n_outputs())
+        if n_members is not None:
+            shape = (n_members, *shape)
+        out = np.empty(shape)
+        width = self._max_width() * (n_members or 1)
         with _inference_context():
-            for sl in self._chunks(X.shape[0], self._max_width()):
+            for sl in self._chunks(X.shape[0], width):
                 # A view of X where numpy allows it: the network does not
                 # write to its input.
                 rows = X[sl]
@@ -83,7 +96,12 @@ class InferenceMixin:
                     if rows.flags.writeable
                     else torch.tensor(rows)
                 ).to(self.device_)
-                out[sl] = forward(xb).cpu().numpy()
+                out[..., sl, :] = forward(xb).cpu().numpy()
+        if n_members is not None:
+            check_finite_rows(
+                out.transpose(1, 0, 2).reshape(X.shape[0], -1), "network output"
+            )
+            return out
         return check_finite_rows(out, "network output")
 
     def _jacobian(self, X, scale=None, *, features=False):
@@ -93,7 +111,8 @@ class InferenceMixin:
         reads (the network must have an encoded stream)."""
         module = self._inference_module
         n_out, d = self._n_outputs(), self.n_features_in_
-        per_row = min(n_out, d) * self._max_width() * 2
+        n_members = self._n_members_fitted()
+        per_row = min(n_out, d) * self._max_width() * 2 * (n_members or 1)
         if scale is not None:
             scale_t = torch.as_tensor(scale, dtype=torch.float64, device=self.device_)
         result = None
@@ -101,10 +120,10 @@ class InferenceMixin:
             for sl in self._chunks(X.shape[0], per_row):
                 xb = torch.tensor(X[sl], device=self.device_)
                 if features:
-                    jac = module.feature_jacobian(xb)
+                    jac = self._function_jacobian(module.feature_jacobian, xb)
                     jac = torch.linalg.vector_norm(jac, dim=(1, 2))
                 else:
-                    jac = module.input_jacobian(xb)
+                    jac = self._function_jacobian(module.input_jacobian, xb)
                     if scale is not None:
                         jac = torch.linalg.vector_norm(jac * scale_t, dim=(1, 2))
                 jac = jac.cpu().numpy()
@@ -113,12 +132,29 @@ class InferenceMixin:
                 result[sl] = jac
         return check_finite_rows(result, "Jacobian")
 
+    def _function_jacobian(self, jacobian, xb):
+        """``jacobian(xb)``; a member model's: :meth:`decision_function`'s.
+
+        A member model's Jacobian is that of the function its probabilities
+        come from, by the chain rule from the members' outputs and Jacobians
+        (:meth:`_combine_jacobian`).
+        """
+        jac = jacobian(xb)
+        if self._n_members_fitted() is None:
+            return jac
+        forward = getattr(self._inference_module, "predict_values", None)
+        out = (forward or self._inference_module)(xb)
+        return self._combine_jacobian(out, jac)
+
     def jacobian(self, X):
         """Jacobian of :meth:`decision_function` with respect to ``X``.
 
         Analytic: computed with the closed-form derivatives of the network
         (forward stream or its transpose, whichever is cheaper), in float64,
-        in bounded batches.
+        in bounded batches. With ``n_members > 1``, the Jacobian of the
+        function the averaged probabilities come from (what
+        :meth:`decision_function` returns), by the chain rule from the
+        members' outputs and Jacobians.
 
         Parameters
         ----------

@@ -8,6 +8,7 @@ import torch
 from skorch.callbacks import PassthroughScoring
 from skorch.history import History
 
+from ._cross_fit import MemberCriterion
 from ._encoding import quantile_edges
 from ._training import (
     _BatchLoader,
@@ -96,12 +97,13 @@ class NetBuilderMixin:
 
     _encoding_stream_space = "encoded"
 
-    def _make_module(self, n_features):
+    def _make_module(self, n_features, n_members=None):
         """Build the torch module for ``self.architecture``.
 
         Reads the resolved ``encoding_bins_`` and ``dropout_``; with an
         encoding, the module has ``n_encoded_features_`` encoded columns (set
-        by :meth:`_fit_inputs`).
+        by :meth:`_fit_inputs`). ``n_members``: a member module of that many
+        networks (``None``: one network).
         """
         encoded = None if self.encoding_bins_ is None else self.n_encoded_features_
         self._check_network_size(n_features if encoded is None else encoded)
@@ -115,6 +117,7 @@ class NetBuilderMixin:
             spectral_norm=self.spectral_norm,
             encoded_features=encoded,
             stream_space=self._encoding_stream_space,
+            **({} if n_members is None else {"n_members": n_members}),
         )
 
     def _fit_inputs(self, X):
@@ -169,7 +172,7 @@ class NetBuilderMixin:
             module.encoding.set_edges(transform.edges)
             module.encoding.set_ramp_scaling(transform.ramp_mean, transform.ramp_scale)
 
-    def _initialize_output(self, module, y_codes):
+    def _initialize_output(self, module, y_codes, member_rows=None):
         """Start training from the prior: zero output weights, prior bias.
 
         The initial model predicts the training class prior for every input,
@@ -177,33 +180,41 @@ class NetBuilderMixin:
         output layer on near-linear features (the polynomials start as the
         identity), so short or small-data fits behave like a linear model.
         Spectrally normalised output layers keep their random start (a zero
-        matrix has no spectral normalisation).
+        matrix has no spectral normalisation). A member module's member ``m``
+        starts from the prior of ``y_codes[member_rows[m]]``.
         """
         if self.spectral_norm:
             return
-        bias = self._output_bias(y_codes)
+        n_members = getattr(module, "n_members", None)
         with torch.no_grad():
             module.output.weight.zero_()
-            if bias is not None:
-                module.output.bias.copy_(torch.as_tensor(bias))
+            if n_members is None:
+                bias = self._output_bias(y_codes)
+                if bias is not None:
+                    module.output.bias.copy_(torch.as_tensor(bias))
+                return
+            # Each member starts from the prior of its own training rows.
+            for m, rows in enumerate(member_rows):
+                bias = self._output_bias(y_codes[rows])
+                if bias is not None:
+                    module.output.bias[m].copy_(torch.as_tensor(bias))
 
-    def _callbacks(self, quiet=False):
+    def _callbacks(self, quiet=False, stopping=None):
         verbose = 0 if quiet else self.verbose
+        if stopping is None:
+            stopping = _EarlyStopping(
+                monitor="valid_loss",
+                patience=self.n_iter_no_change,
+                threshold=self.tol,
+                threshold_mode="rel",
+                load_best=True,
+                sink=print if verbose else _silent,
+            )
         callbacks = [
             ("penalty", PassthroughScoring(name="penalty", on_train=True)),
             ("finite_guard", _FiniteGuard()),
             ("valid_score", _ValidScore(self._validation_score)),
-            (
-                "early_stopping",
-                _EarlyStopping(
-                    monitor="valid_loss",
-                    patience=self.n_iter_no_change,
-                    threshold=self.tol,
-                    threshold_mode="rel",
-                    load_best=True,
-                    sink=print if verbose else _silent,
-                ),
-            ),
+            ("early_stopping", stopping),
         ]
         if verbose:
             note = None
@@ -222,10 +233,12 @@ class NetBuilderMixin:
             callbacks.append(cb if isinstance(cb, tuple) else (f"user_{i}", cb))
         return callbacks
 
-    def _build_net(self, module, criterion, n_features, *, quiet=False):
+    def _build_net(self, module, criterion, n_features, *, quiet=False, stopping=None):
         """A skorch net of the current parameters around ``module``/``criterion``.
 
         ``quiet``: no output and no user callbacks (an internal run).
+        ``stopping``: the callback in the place of the hold-out early stopping
+        (a member fit's :class:`~cr_sklearn._cross_fit.MemberStopping`).
         """
         verbose = 0 if quiet else int(self.verbose)
         no_decay = {"weight_decay": 0.0}
@@ -253,7 +266,7 @@ class NetBuilderMixin:
             iterator_train=_BatchLoader,
             iterator_valid=_BatchLoader,
             iterator_train__shuffle=True,
-            callbacks=self._callbacks(quiet),
+            callbacks=self._callbacks(quiet, stopping),
             device=self.device_,
             verbose=verbose,
             # The stream's directions count the columns it differentiates by.
@@ -265,10 +278,28 @@ class NetBuilderMixin:
         return net
 
     def _new_net(self, n_features):
-        """A freshly initialised network (random weights) in a net."""
+        """A freshly initialised network (random weights) in a net.
+
+        With ``n_members > 1``, a member module and one criterion per member.
+        """
+        n_members = self._member_count()
         return self._build_net(
-            self._make_module(n_features), self._make_criterion(), n_features
+            self._make_module(n_features, n_members),
+            self._make_criteria(n_members),
+            n_features,
         )
+
+    def _make_criteria(self, n_members):
+        """The criterion, or one per member in a :class:`MemberCriterion`."""
+        criterion = self._make_criterion()
+        if n_members is None:
+            return criterion
+        return MemberCriterion([copy.deepcopy(criterion) for _ in range(n_members)])
+
+    def _member_count(self):
+        """``n_members`` when above 1, else ``None`` (one network)."""
+        n_members = getattr(self, "n_members", 1)
+        return int(n_members) if n_members > 1 else None
 
     def _warm_net(self, *, keep_optimizer):
         """A net of the current parameters around copies of the fitted model.

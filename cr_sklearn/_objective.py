@@ -126,13 +126,23 @@ class TrainingObjective:
     def data_loss(criterion, output, y, sample_weight=None):
         """Per-sample data losses and their (weighted) mean.
 
+        With a member network (``output`` of shape ``(M, batch, o)``), the
+        criterion gives ``(M, batch)`` losses, ``sample_weight`` is
+        ``(batch, M)`` (each member's weights) and the mean is the sum over
+        the members of each member's weighted batch mean.
+
         Returns
         -------
-        per_sample : torch.Tensor of shape (batch,)
+        per_sample : torch.Tensor of shape (batch,) or (M, batch)
         mean : torch.Tensor
             ``mean(per_sample * sample_weight)``.
         """
         per_sample = criterion(output, y.to(output.device))
+        if per_sample.ndim == 2:
+            weight = sample_weight.to(per_sample.device).T
+            # A member's held-out rows weigh 0: never 0 * inf = nan.
+            per_sample = torch.where(weight > 0, per_sample * weight, 0.0)
+            return per_sample, per_sample.mean(dim=1).sum()
         if sample_weight is not None:
             per_sample = per_sample * sample_weight.to(per_sample.device)
         return per_sample, per_sample.mean()

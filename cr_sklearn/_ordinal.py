@@ -6,9 +6,11 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._base import BaseCR
+from ._base import BaseCR, partial_fit_available
+from ._cross_fit import MemberCriterion
 from ._label_order import (
     categorical_order,
     check_known,
@@ -138,10 +140,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         (sentence embeddings, where a fixed budget overfits); ``max_iter``
         epochs on all samples otherwise. ``"cv"``:
         choose the number of epochs by internal 3-fold cross-validation
-        (the epoch of least mean validation loss over the folds, each fold
-        starting from the network the fit starts from, with a patience of
-        at least 50 optimizer steps), then train on all samples for that
-        many epochs (the resolved mode is ``early_stopping_``).
+        (the epoch of least pooled out-of-fold loss, the folds training as
+        the members of one batched fit as with ``n_members``, each starting
+        from the network the fit starts from, with a patience of at least
+        50 optimizer steps), then train on all samples for that many epochs
+        (the resolved mode is ``early_stopping_``). With ``n_members > 1``,
+        every value but ``False`` chooses each member's epoch on its own
+        fold (see ``n_members``).
     validation_fraction : float, default=0.1
         Fraction held out for early stopping. A fraction that leaves no
         validation row, or fewer training rows than classes, raises a
@@ -223,14 +228,43 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     callbacks : list of skorch callbacks or (name, callback) tuples, default=None
         Extra skorch callbacks (instances or classes); any other entry
         raises a ``TypeError`` naming it.
+    n_members : int, default=1
+        ``1``: one network. ``k > 1``: a cross-fitted ensemble of ``k`` members
+        trained as one batched network. The rows are split into ``k``
+        stratified folds (plain folds when a class has fewer than ``k`` rows;
+        fewer than ``k`` rows raise a ``ValueError``), and member ``m`` trains
+        on the rows outside fold ``m``. Unless ``early_stopping`` is ``False``,
+        each member keeps the parameters of its best epoch on its own fold, its
+        out-of-fold rows (``early_stopping_`` is ``"cv"``, with the patience
+        and the ``max_iter="auto"`` budget of ``early_stopping="cv"``;
+        ``validation_fraction`` is not used); with ``False`` every member
+        trains ``max_iter`` epochs. This is the mechanism of
+        ``early_stopping="cv"``, whose folds train the same way: ``"cv"`` keeps
+        only their epoch count and refits one network on all rows, while
+        ``n_members > 1`` keeps the members as the model, with no refit.
+        :meth:`predict_proba` averages the members' probabilities through the
+        cumulative probabilities, which keeps them rank consistent
+        (:meth:`decision_function` is then the expected rank). ``partial_fit``
+        is not available, and ``warm_start`` and
+        :class:`~cr_sklearn.DepthGrowth` raise a ``ValueError``: the folds
+        belong to the data of one ``fit``. ``igpen_lambda`` must be 0.
+    oob_score : bool, default=False
+        With ``n_members > 1``, set ``oob_decision_function_`` and
+        ``oob_score_`` from the out-of-fold predictions (as
+        :class:`~sklearn.ensemble.RandomForestClassifier`'s). Each row is
+        out of fold for exactly one member, so every row gets one honest
+        prediction; the estimate is optimistic where the members also chose
+        their stopping epoch on those rows. ``True`` with ``n_members=1``
+        raises a ``ValueError``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels, lowest first (see ``classes``); ranks, ``predict_proba``
         columns and the cut-points follow this order.
-    cutpoints_ : ndarray of shape (n_classes - 1,)
-        The fitted, strictly increasing cut-points on the latent scale.
+    cutpoints_ : ndarray of shape (n_classes - 1,) or (n_members, n_classes - 1)
+        The fitted, strictly increasing cut-points on the latent scale (one
+        row per member with ``n_members > 1``).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -249,14 +283,26 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         model was kept: the last one that improved the validation loss by
         more than ``tol`` (relative); with ``early_stopping="cv"``, the
         epoch count chosen by the internal folds. ``None`` otherwise.
+    best_epochs_ : ndarray of shape (n_members,) or None
+        The epoch each member kept (one entry for one network: ``best_epoch_``);
+        ``None`` when no epoch was chosen. With ``n_members > 1``,
+        ``best_epoch_`` is the latest of them and ``n_iter_`` the epochs
+        trained, the most of any member.
+    oob_score_ : float
+        With ``oob_score=True``: the negative mean absolute error in ranks, as
+        :meth:`score`, of the out-of-fold predictions.
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        With ``oob_score=True``: each training row's class probabilities
+        from the member that did not train on it.
     early_stopping_ : {"off", "hold-out", "cv"}
         How the last fit chose its length (see ``early_stopping``).
     max_iter_ : int
         The epoch budget ``max_iter`` resolved to in the last fit.
     cv_validation_loss_ : ndarray of shape (n_epochs,) or None
-        With ``early_stopping="cv"``: the mean validation loss over the
-        internal folds per epoch (a fold that stopped keeps its last value);
-        the model trained for its argmin + 1 epochs. ``None`` otherwise.
+        With ``early_stopping="cv"``: the pooled out-of-fold loss of the
+        internal folds per epoch; the model trained for its argmin + 1
+        epochs. With ``n_members > 1``: the members' pooled out-of-fold loss
+        per epoch. ``None`` otherwise.
     gradient_norm_mean_ : float
         Mean norm of the latent score's input gradient on the training data,
         in the space of :meth:`input_sensitivity`, which divides by it.
@@ -400,6 +446,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         verbose=0,
         warm_start=False,
         callbacks=None,
+        n_members=1,
+        oob_score=False,
     ):
         super().__init__(
             hidden_layer_sizes,
@@ -430,6 +478,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             verbose=verbose,
             warm_start=warm_start,
             callbacks=callbacks,
+            n_members=n_members,
+            oob_score=oob_score,
         )
         self.head = head
         self.prediction = prediction
@@ -446,12 +496,27 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             check_known(self.classes_, y, what="y", where="the fitted classes_")
         codes = ranks(self.classes_, y)
         if reset:
-            # Start the cut-points at the logits of the (smoothed) cumulative
-            # class frequencies: the untrained model predicts the class prior.
-            counts = np.bincount(codes, minlength=len(self.classes_)) + 0.5
-            cum = np.cumsum(counts)[:-1] / counts.sum()
-            self._init_cutpoints = np.log(cum) - np.log1p(-cum)
+            self._init_cutpoints = self._prior_cutpoints(codes)
         return codes
+
+    def _prior_cutpoints(self, codes):
+        # Start the cut-points at the logits of the (smoothed) cumulative
+        # class frequencies: the untrained model predicts the class prior.
+        counts = np.bincount(codes, minlength=len(self.classes_)) + 0.5
+        cum = np.cumsum(counts)[:-1] / counts.sum()
+        return np.log(cum) - np.log1p(-cum)
+
+    def _member_criterion(self, y_codes, rows):
+        # Each member's cut-points start from its own training rows' prior.
+        return MemberCriterion(
+            [
+                ORDINAL_HEADS[self.head](
+                    len(self.classes_),
+                    init_cutpoints=self._prior_cutpoints(y_codes[r]),
+                )
+                for r in rows
+            ]
+        )
 
     def _label_order(self, y, given):
         """``classes_`` of a new fit: the order given, never re-sorted.
@@ -553,6 +618,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         given = _GivenOrder(None, categorical_order(y))
         return self._fit(X, y, sample_weight, classes=given)
 
+    @available_if(partial_fit_available)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Run one epoch over ``X`` and ``y`` without early stopping.
@@ -608,6 +674,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def decision_function(self, X):
         """Latent score ``eta(x)``: higher means a higher class.
 
+        With ``n_members > 1`` the members' latent scores live on scales of
+        their own (each member has its cut-points); the score is then the
+        expected rank under the averaged distribution,
+        ``sum_k (1 - P(y <= classes_[k]))`` over the first ``n_classes - 1``
+        classes, which :meth:`jacobian` and tau differentiate.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -618,12 +690,52 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         scores : ndarray of shape (n_samples,)
             The latent score; ``P(y <= k) = sigmoid(cutpoints_[k] - score)``.
         """
-        return self._latent(X)
+        eta = self._latent(X)
+        if eta.ndim == 2:
+            return (1.0 - self._cumulative(eta)).sum(axis=1)
+        return eta
 
     def _latent(self, X):
         # Internal callers use this, so hiding decision_function (as a test
-        # of sklearn's checks does) leaves prediction intact.
-        return self._forward(self._check_X(X))[:, 0]
+        # of sklearn's checks does) leaves prediction intact. A member
+        # model's: (n_members, n_samples).
+        return self._forward(self._check_X(X))[..., 0]
+
+    def _cumulative(self, eta):
+        """``P(y <= classes_[k])`` for ``k < K - 1`` (a member model's averaged)."""
+        cut = self.cutpoints_[..., None, :]
+        cum = 1.0 / (1.0 + np.exp(-(cut - eta[..., None])))
+        return cum.mean(axis=0) if eta.ndim == 2 else cum
+
+    def _member_log_proba(self, eta):
+        """Each member's log class probabilities, ``(M, n, K)``."""
+        eta, cut = torch.from_numpy(eta), torch.from_numpy(self.cutpoints_)
+        return torch.stack(
+            [cumulative_link_log_proba(e, c) for e, c in zip(eta, cut, strict=True)]
+        )
+
+    def _member_proba(self, X):
+        """Each member's class probabilities: ``(n_members, n_samples, n_classes)``."""
+        return np.exp(self._member_log_proba(self._forward(X)[..., 0]).numpy())
+
+    def _codes_from_proba(self, proba):
+        if self.prediction == "median":
+            return _median_codes(np.cumsum(proba, axis=1)[:, :-1])
+        return proba.argmax(axis=1)
+
+    def _oob_score(self, proba, y_codes):
+        return -float(np.mean(np.abs(self._codes_from_proba(proba) - y_codes)))
+
+    def _combine_jacobian(self, out, jac):
+        """Jacobian of the expected rank from the members' (chain rule).
+
+        ``d/dx sum_k (1 - mean_m s_mk) = mean_m (sum_k s_mk (1 - s_mk)) d eta_m``
+        with ``s_mk = sigmoid(cutpoints_[m, k] - eta_m)``.
+        """
+        cut = torch.as_tensor(self.cutpoints_, dtype=out.dtype, device=out.device)
+        s = torch.sigmoid(cut[:, None, :] - out)  # (M, batch, K - 1)
+        slope = (s * (1 - s)).sum(dim=-1)
+        return (slope[..., None, None] * jac).mean(dim=0)
 
     def predict_cumulative_proba(self, X):
         """Cumulative probabilities ``P(y <= classes_[k] | x)``.
@@ -638,9 +750,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         cumulative_proba : ndarray of shape (n_samples, n_classes)
             Non-decreasing along each row; the last column is 1.
         """
-        eta = self._latent(X)
-        cum = 1.0 / (1.0 + np.exp(-(self.cutpoints_[None, :] - eta[:, None])))
-        return np.hstack([cum, np.ones((len(eta), 1))])
+        cum = self._cumulative(self._latent(X))
+        return np.hstack([cum, np.ones((len(cum), 1))])
 
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities.
@@ -655,9 +766,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the latent score and the cut-points.
         """
-        eta = torch.from_numpy(self._latent(X))
-        cut = torch.from_numpy(self.cutpoints_)
-        return cumulative_link_log_proba(eta, cut).numpy()
+        eta = self._latent(X)
+        if eta.ndim == 2:
+            logp = self._member_log_proba(eta)
+            return (torch.logsumexp(logp, dim=0) - np.log(len(eta))).numpy()
+        return cumulative_link_log_proba(
+            torch.from_numpy(eta), torch.from_numpy(self.cutpoints_)
+        ).numpy()
 
     def predict_proba(self, X):
         """Class probabilities.

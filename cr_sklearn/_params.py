@@ -267,12 +267,13 @@ class ResolvedParamsMixin:
             )
         return per_class
 
-    def _fit_threads(self, n_features, n_samples):
+    def _fit_threads(self, n_features, n_samples, n_members=1):
         """Torch threads for a fit: ``n_threads``, with ``"auto"`` resolved.
 
         ``"auto"`` is one thread unless a step's arithmetic (batch rows times
         the network's weights) is large enough for more to pay, then at most
-        four of the CPUs this process may use. It depends on the problem's
+        four of the CPUs this process may use (``n_members`` networks do
+        that many times the arithmetic). It depends on the problem's
         shape and the usable CPUs only, never on the machine's momentary
         load, so seeded fits stay reproducible.
         """
@@ -280,7 +281,7 @@ class ResolvedParamsMixin:
             return self.n_threads
         sizes = [n_features, *self._hidden_sizes(), self._n_outputs()]
         weights = sum(a * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
-        macs = self._batch_size(n_samples) * weights
+        macs = self._batch_size(n_samples) * weights * n_members
         if macs < _AUTO_THREADS_MIN_MACS:
             return 1
         return min(usable_cpus(), _AUTO_THREADS_MAX)

@@ -389,11 +389,14 @@ _OPTIONAL_ATTRIBUTES = frozenset(
         "n_encoded_features_",
         "encoding_bins_",
         "dropout_",
+        "best_epochs_",
+        "oob_score_",
+        "oob_decision_function_",
     }
 )
 # Parameters added after files were written: a file without one loads with
 # the value that reproduces the behaviour of the version that wrote it.
-_PARAMS_ADDED = {"encoding_bins": None}
+_PARAMS_ADDED = {"encoding_bins": None, "n_members": 1, "oob_score": False}
 _EARLY_STOPPING_MODES = ("off", "hold-out", "cv")
 _ORDINAL_ATTRIBUTES = frozenset({"cutpoints_", "_init_cutpoints"})
 
@@ -493,15 +496,50 @@ def _check_attributes(cls, raw, name):
         a["n_encoded_features_"] = _check_int(
             encoded, "n_encoded_features_", name, low=1, high=2**31 - 1
         )
+    _check_member_attributes(a, n_iter, len(classes), name)
     if cls is CROrdinalRegressor:
         k = len(classes) - 1
-        cut = a["cutpoints_"] = _float_vector(a["cutpoints_"], k, "cutpoints_", name)
-        if not (np.diff(cut) > 0).all():
+        cut = a["cutpoints_"]
+        if isinstance(cut, np.ndarray) and cut.ndim == 2:  # one row per member
+            rows = [_float_vector(c, k, "cutpoints_", name) for c in cut]
+            cut = a["cutpoints_"] = np.array(rows).reshape(len(cut), k)
+        else:
+            cut = a["cutpoints_"] = _float_vector(cut, k, "cutpoints_", name)
+        if not (np.diff(cut, axis=-1) > 0).all():
             raise bad(name, "cutpoints_ must be strictly increasing")
         a["_init_cutpoints"] = _float_vector(
             a["_init_cutpoints"], k, "_init_cutpoints", name
         )
     return a
+
+
+def _check_member_attributes(a, n_iter, n_classes, name):
+    """``best_epochs_``, ``oob_score_`` and ``oob_decision_function_``."""
+    best = a.get("best_epochs_")
+    if best is not None:
+        if not (
+            isinstance(best, np.ndarray)
+            and best.ndim == 1
+            and best.size >= 1
+            and best.dtype.kind in "iu"
+            and ((best >= 1) & (best <= n_iter)).all()
+        ):
+            raise bad(name, "best_epochs_ must be None or epochs within n_iter_")
+        a["best_epochs_"] = best.astype(int)
+    if "oob_score_" in a:
+        a["oob_score_"] = _check_float(a["oob_score_"], "oob_score_", name)
+    oob = a.get("oob_decision_function_")
+    if "oob_decision_function_" in a and not (
+        isinstance(oob, np.ndarray)
+        and oob.dtype.kind == "f"
+        and oob.ndim == 2
+        and oob.shape[1] == n_classes
+        and np.isfinite(oob).all()
+        and ((oob >= 0) & (oob <= 1)).all()
+    ):
+        raise bad(
+            name, "oob_decision_function_ must hold probabilities, one column a class"
+        )
 
 
 def _check_history(raw, n_iter, name):
@@ -523,6 +561,10 @@ def _check_history(raw, n_iter, name):
                     for b in value
                 ):
                     raise bad(name, "malformed batches in the history")
+            elif isinstance(value, list):
+                # A member fit's per-member losses.
+                if not all(_is_history_scalar(v) for v in value):
+                    raise bad(name, f"history value {key!r:.40} is not a scalar list")
             elif not _is_history_scalar(value):
                 raise bad(name, f"history value {key!r:.40} is not a scalar")
     return rows
@@ -573,8 +615,10 @@ def _expected_tensors(estimator, table, name):
     try:
         with torch.device("meta"):
             parts = {
-                "module": estimator._make_module(estimator.n_features_in_),
-                "criterion": estimator._make_criterion(),
+                "module": estimator._make_module(
+                    estimator.n_features_in_, estimator._member_count()
+                ),
+                "criterion": estimator._make_criteria(estimator._member_count()),
             }
     except (TypeError, ValueError, IndexError, RuntimeError) as exc:
         raise bad(name, f"its attributes cannot describe a network ({exc})") from None
@@ -688,7 +732,10 @@ def _check_loaded(estimator, name):
     if isinstance(estimator, CROrdinalRegressor):
         with torch.no_grad():
             cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
-        if not np.allclose(cut, estimator.cutpoints_, rtol=1e-6, atol=1e-6):
+        same_shape = cut.shape == np.shape(estimator.cutpoints_)
+        if not same_shape or not np.allclose(
+            cut, estimator.cutpoints_, rtol=1e-6, atol=1e-6
+        ):
             raise bad(name, "cutpoints_ differ from the cut-points of its tensors")
 
 

@@ -66,6 +66,11 @@ def _check_residual(estimator):
             f"got {type(estimator).__name__}."
         )
     check_is_fitted(estimator, "net_")
+    if getattr(estimator.net_.module_, "n_members", None) is not None:
+        raise ValueError(
+            "Growth changes one network: a model of n_members > 1 cross-fitted "
+            "members cannot be grown. Fit with n_members=1."
+        )
     network = _residual_network(estimator.net_.module_)
     if network is None:
         raise ValueError(
@@ -512,6 +517,12 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 "DepthGrowth needs an estimator with architecture='residual', got "
                 f"architecture={getattr(self.estimator, 'architecture', None)!r}."
+            )
+        if getattr(self.estimator, "n_members", 1) > 1:
+            raise ValueError(
+                "DepthGrowth grows one network through warm-started fits; "
+                f"n_members={self.estimator.n_members} trains cross-fitted "
+                "members, which do not warm start. Use n_members=1."
             )
         if (
             self.grow == "width"

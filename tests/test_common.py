@@ -39,6 +39,9 @@ def _estimators():
             random_state=0,
         ),
         CROrdinalRegressor(**CHECKED),
+        # Cross-fitted members: the averaged probabilities, the oob attributes.
+        CRClassifier(**CHECKED, n_members=3, oob_score=True),
+        CROrdinalRegressor(**CHECKED, n_members=3),
     ]
 
 

@@ -1,5 +1,6 @@
 """How long a fit trains: early_stopping="auto", internal CV, max_iter="auto"."""
 
+import copy
 import math
 import warnings
 
@@ -90,17 +91,17 @@ class _Starts(Callback):
         self.log = log
 
     def on_train_begin(self, net, **kwargs):
-        self.log.append(
-            {k: v.detach().clone() for k, v in net.module_.state_dict().items()}
-        )
+        self.log.append(copy.deepcopy(net.module_))
 
 
 def _spy_runs(monkeypatch):
     starts = []
     original = CRClassifier._build_net
 
-    def build(self, module, criterion, n_features, *, quiet=False):
-        net = original(self, module, criterion, n_features, quiet=quiet)
+    def build(self, module, criterion, n_features, *, quiet=False, stopping=None):
+        net = original(
+            self, module, criterion, n_features, quiet=quiet, stopping=stopping
+        )
         net.callbacks_.append(("spy", _Starts(starts).initialize()))
         return net
 
@@ -109,7 +110,14 @@ def _spy_runs(monkeypatch):
 
 
 def _same(a, b):
-    return all(torch.equal(a[k], b[k]) for k in a)
+    a, b = a.state_dict(), b.state_dict()
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def _members(stacked):
+    """The members of the folds' stacked start, as single networks."""
+    assert stacked.n_members == CV_SPLITS
+    return [stacked.member(m) for m in range(CV_SPLITS)]
 
 
 def test_internal_cv_picks_the_epoch_of_least_mean_validation_loss(monkeypatch):
@@ -123,9 +131,11 @@ def test_internal_cv_picks_the_epoch_of_least_mean_validation_loss(monkeypatch):
     # The returned model trained on all rows for exactly that many epochs.
     assert est.n_iter_ == len(est.loss_curve_) == est.best_epoch_ == chosen
     assert est.validation_scores_ is None
-    # The folds and the final run start from one and the same network.
-    assert len(starts) == CV_SPLITS + 1
-    assert all(_same(starts[0], s) for s in starts[1:])
+    # The folds train as the members of one run; each member and the final
+    # run start from one and the same network.
+    assert len(starts) == 2
+    folds, final = starts
+    assert all(_same(final, member) for member in _members(folds))
     assert est.max_iter_ == math.ceil(AUTO_MAX_STEPS / 1)  # 100 rows: one batch
 
 
@@ -133,11 +143,13 @@ def test_internal_cv_continues_a_warm_start(monkeypatch):
     X, y = _data()
     est = CRClassifier((8,), **CV).fit(X, y)
     first = est.n_iter_
-    fitted = {k: v.clone() for k, v in est.module_.state_dict().items()}
+    fitted = copy.deepcopy(est.module_)
     starts = _spy_runs(monkeypatch)
     est.set_params(warm_start=True).fit(X, y)
     # Every run of the warm fit starts from the fitted network, not afresh.
-    assert all(_same(fitted, s) for s in starts)
+    folds, final = starts
+    assert _same(fitted, final)
+    assert all(_same(final, member) for member in _members(folds))
     assert est.n_iter_ == first + int(np.argmin(est.cv_validation_loss_)) + 1
 
 

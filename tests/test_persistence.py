@@ -73,6 +73,17 @@ def _cases(X, y):
             X,
             np.array(["low", "mid", "high"])[y],
         ),
+        # Cross-fitted members, with their out-of-fold attributes.
+        "members": (
+            CRClassifier(**FAST, n_members=3, oob_score=True),
+            X,
+            y,
+        ),
+        "ordinal-members": (
+            CROrdinalRegressor(**FAST, n_members=3, oob_score=True),
+            X,
+            y,
+        ),
         "ordinal-categorical": (
             CROrdinalRegressor(**FAST),
             X,
@@ -87,7 +98,7 @@ def _cases(X, y):
 
 CASES = ["binary-bool", "multiclass-strings-frame", "residual-spectral",
          "class-weight-dict", "ordinal", "ordinal-given-order",
-         "ordinal-categorical"]  # fmt: skip
+         "ordinal-categorical", "members", "ordinal-members"]  # fmt: skip
 
 
 def _same_predictions(a, b, X):
@@ -118,6 +129,11 @@ def test_safe_round_trip_is_exact(case, data, tmp_path):
         loaded.gradient_norm_quantiles_, est.gradient_norm_quantiles_
     )
     assert len(loaded.net_.history) == len(est.net_.history)
+    for name in ("best_epochs_", "oob_decision_function_", "cutpoints_"):
+        np.testing.assert_array_equal(
+            getattr(loaded, name, None), getattr(est, name, None)
+        )
+    assert getattr(loaded, "oob_score_", None) == getattr(est, "oob_score_", None)
     _same_predictions(loaded, est, X)
 
 

@@ -128,6 +128,24 @@ def test_analytic_norms_equal_the_generic_ones(kind, architecture, bins):
     )
 
 
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "ordinal"])
+@pytest.mark.parametrize("bins", [None, 4])
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_member_models_differentiate_their_decision_function(kind, bins):
+    # The function predict_proba's output comes from (the logit or log of the
+    # averaged probabilities, the ordinal expected rank), by the chain rule.
+    X, y = _task(kind)
+    X_new, _ = _task(kind, seed=1)
+    model = _model(kind, "mlp", bins).set_params(n_members=3).fit(X, y)
+    hidden = _Outputs(model).fit(X)
+    for rows in (X, X_new):
+        _assert_same_norms(
+            gradient_norms(model, rows), gradient_norms(hidden, rows, step=1e-4)
+        )
+    jac = model.jacobian(X_new[:5])
+    assert jac.shape == (5, 3 if kind == "multiclass" else 1, X.shape[1])
+
+
 def test_the_analytic_norms_use_the_input_not_the_encoded_columns():
     X, y = _task("binary")
     model = CRClassifier(**{**SMALL, "encoding_bins": 4}).fit(X, y)
