@@ -224,6 +224,11 @@ class NetBuilderMixin:
                     f"{self.dreg_lambda:g}\n"
                     "train_loss: data loss + dreg_lambda * penalty"
                 )
+            if self._member_count() is not None:
+                note = (note + "\n" if note else "") + (
+                    "members: train_loss and penalty are summed over the members; "
+                    "valid_loss is their pooled out-of-fold loss"
+                )
             callbacks.append(("training_output", TrainingOutput(note)))
             if verbose >= 2:
                 callbacks.append(("progress_bar", EpochProgressBar()))
@@ -272,7 +277,12 @@ class NetBuilderMixin:
             # The stream's directions count the columns it differentiates by.
             objective=self._objective(module.stream_width),
             # skorch formats its epoch table even when silent: drop it then.
-            **({} if verbose else {"callbacks__print_log": None}),
+            **(
+                # A member fit's per-member losses: in the history, not the table.
+                {"callbacks__print_log__keys_ignored": ["member_valid_loss"]}
+                if verbose
+                else {"callbacks__print_log": None}
+            ),
         )
         net.initialize()
         return net
