@@ -335,3 +335,16 @@ def test_n_members_is_validated():
             CRClassifier(**{**FAST, "n_members": bad}).fit(X, y)
     with pytest.raises(ValueError, match="igpen_lambda > 0 is not available"):
         CRClassifier(**MEMBERS, igpen_lambda=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="spectral_norm"):
+        CRClassifier(**MEMBERS, spectral_norm=True).fit(X, y)
+
+
+@pytest.mark.parametrize("estimator", [CRClassifier, CROrdinalRegressor])
+def test_residual_members_with_dropout_fit_and_predict(estimator):
+    X, y = _ordinal_data()
+    params = {**MEMBERS, "architecture": "residual", "hidden_layer_sizes": (8, 8)}
+    model = estimator(**params, dropout=0.2, oob_score=True).fit(X, y)
+    assert model.module_.n_members == 3 and model.best_epochs_.shape == (3,)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba, model._member_proba(X).mean(axis=0), atol=1e-12)

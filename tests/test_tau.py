@@ -129,14 +129,16 @@ def test_analytic_norms_equal_the_generic_ones(kind, architecture, bins):
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass", "ordinal"])
-@pytest.mark.parametrize("bins", [None, 4])
+@pytest.mark.parametrize(
+    ("architecture", "bins"), [("mlp", None), ("mlp", 4), ("residual", 4)]
+)
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_member_models_differentiate_their_decision_function(kind, bins):
+def test_member_models_differentiate_their_decision_function(kind, architecture, bins):
     # The function predict_proba's output comes from (the logit or log of the
     # averaged probabilities, the ordinal expected rank), by the chain rule.
     X, y = _task(kind)
     X_new, _ = _task(kind, seed=1)
-    model = _model(kind, "mlp", bins).set_params(n_members=3).fit(X, y)
+    model = _model(kind, architecture, bins).set_params(n_members=3).fit(X, y)
     hidden = _Outputs(model).fit(X)
     for rows in (X, X_new):
         _assert_same_norms(
