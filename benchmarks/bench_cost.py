@@ -61,6 +61,9 @@ PREVIOUS_DEFAULTS = {
     "igpen_lambda": 0.0,
     "standardize": True,
     "encoding_bins": None,
+    # Parameters added since, at the value that reproduces the previous fit.
+    "n_members": 1,
+    "oob_score": False,
 }
 TARGET = 3.0
 
