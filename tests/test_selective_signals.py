@@ -1,5 +1,7 @@
 """Confidence signals: orientation, ordinal definitions, MC dropout."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -157,3 +159,40 @@ def test_bad_signal_requests(cr, data):
         confidence_signals(cr, X, loss="hinge")
     with pytest.raises(ValueError, match="no confidence method"):
         confidence_signals(cr, X, "confidence")
+
+
+def test_member_disagreement_is_the_spread_of_the_members_probabilities(data):
+    X, y = data
+    ensemble = CRClassifier(**SMALL, n_members=3).fit(X, y)
+    signals = confidence_signals(ensemble, X, random_state=0)
+    assert "member_disagreement" in signals
+    module = copy.deepcopy(ensemble.module_).eval()
+    with torch.no_grad():
+        out = module(torch.as_tensor(X, dtype=torch.float32)).double()
+    member_p1 = torch.sigmoid(out[..., 0]).numpy()  # (members, rows)
+    pred = np.searchsorted(ensemble.classes_, ensemble.predict(X))
+    picked = np.where(pred == 1, member_p1, 1.0 - member_p1)
+    np.testing.assert_allclose(
+        signals["member_disagreement"], -picked.std(axis=0), atol=1e-6
+    )
+    assert signals["member_disagreement"].std() > 0
+    # The ensemble's own probability is the members' mean.
+    np.testing.assert_allclose(
+        ensemble.predict_proba(X)[:, 1], member_p1.mean(axis=0), atol=1e-6
+    )
+
+
+def test_member_disagreement_needs_members(cr, data):
+    X, _ = data
+    assert "member_disagreement" not in confidence_signals(cr, X, random_state=0)
+    with pytest.raises(ValueError, match="n_members > 1"):
+        confidence_signals(cr, X, "member_disagreement")
+
+
+def test_member_disagreement_of_an_ordinal_ensemble():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 4))
+    y = np.digitize(X[:, 0] + rng.normal(scale=0.7, size=200), [-1.0, 0.0, 1.0])
+    model = CROrdinalRegressor(**SMALL, n_members=2).fit(X, y)
+    values = confidence_signals(model, X, "member_disagreement")["member_disagreement"]
+    assert values.shape == (200,) and np.all(values <= 0) and values.std() > 0

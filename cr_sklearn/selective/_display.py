@@ -14,6 +14,7 @@ _LABELS = {
     "input_sensitivity": "input sensitivity",
     "input_distance": "input distance",
     "mc_dropout": "MC dropout",
+    "member_disagreement": "member disagreement",
     "gradient_norm": "gradient norm",
     "confidence": "combined confidence",
 }

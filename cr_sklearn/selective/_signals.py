@@ -31,6 +31,7 @@ SIGNALS = (
     "input_sensitivity",
     "input_distance",
     "mc_dropout",
+    "member_disagreement",
     "gradient_norm",
     "confidence",
 )
@@ -82,6 +83,12 @@ def _has_dropout(estimator):
     return isinstance(dropout, numbers.Real) and dropout > 0
 
 
+def _n_members(estimator):
+    """Members of a fitted CR estimator's network (1 without a member axis)."""
+    module = getattr(estimator, "module_", None)
+    return getattr(module, "n_members", None) or 1
+
+
 def _auto_signals(estimator, loss):
     final = _final_step(estimator)
     names = []
@@ -96,6 +103,8 @@ def _auto_signals(estimator, loss):
         names += ["input_sensitivity", "input_distance"]
         if _has_dropout(final):
             names.append("mc_dropout")
+        if _n_members(final) > 1:
+            names.append("member_disagreement")
     elif "confidence" not in names:
         names.append("gradient_norm")
     return names
@@ -155,11 +164,18 @@ def _probability_signals(proba, pred, loss, median):
     return within_one, np.minimum(at - 0.5, 0.5 - below)
 
 
-def _output_proba(final, out):
-    """Class probabilities from the raw network output ``out`` (numpy)."""
+def _output_proba(final, out, member=None):
+    """Class probabilities from the raw network output ``out`` (numpy).
+
+    ``member``: the member whose output ``out`` is, for an ordinal model
+    with one set of cut-points per member.
+    """
     if hasattr(final, "cutpoints_"):
         eta = out[:, 0]
-        cumulative = 1.0 / (1.0 + np.exp(-(final.cutpoints_[None, :] - eta[:, None])))
+        cutpoints = np.asarray(final.cutpoints_)
+        if cutpoints.ndim == 2:
+            cutpoints = cutpoints[0 if member is None else member]
+        cumulative = 1.0 / (1.0 + np.exp(-(cutpoints[None, :] - eta[:, None])))
         bounds = np.hstack(
             [np.zeros((len(eta), 1)), cumulative, np.ones((len(eta), 1))]
         )
@@ -169,6 +185,20 @@ def _output_proba(final, out):
         return np.column_stack([1.0 - p1, p1])
     shifted = np.exp(out - out.max(axis=1, keepdims=True))
     return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def _network_proba(final, out):
+    """The model's class probabilities from its network's output (numpy).
+
+    With a member axis (``out`` of shape ``(members, rows, k)``), the
+    members' probabilities averaged, as the estimator averages them.
+    """
+    if out.ndim == 2:
+        return _output_proba(final, out)
+    return np.mean(
+        [_output_proba(final, member, member=m) for m, member in enumerate(out)],
+        axis=0,
+    )
 
 
 def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
@@ -197,8 +227,32 @@ def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
             xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
             for t in range(n_passes):
                 out = module(xb).detach().double().cpu().numpy()
-                proba = _output_proba(final, out)
+                proba = _network_proba(final, out)
                 values[t, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
+    return -values.std(axis=0)
+
+
+def _member_disagreement(final, X, pred, loss, median):
+    """Minus the spread of the probability signal over the members."""
+    n_members = _n_members(final)
+    if n_members < 2:
+        raise ValueError(
+            "signal 'member_disagreement' needs a CR estimator fitted with "
+            f"n_members > 1; {type(final).__name__} has one network."
+        )
+    X = check_array(X, dtype=np.float64)
+    # An evaluation copy: the fitted module (and its mode) stay as they are.
+    module = copy.deepcopy(final.module_).eval()
+    param = next(module.parameters())
+    values = np.empty((n_members, X.shape[0]))
+    with torch.no_grad():
+        for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
+            sl = slice(start, start + _MC_CHUNK_ROWS)
+            xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
+            out = module(xb).detach().double().cpu().numpy()  # (members, rows, k)
+            for m in range(n_members):
+                proba = _output_proba(final, out[m], member=m)
+                values[m, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
     return -values.std(axis=0)
 
 
@@ -247,6 +301,12 @@ def confidence_signals(
       ``n_passes`` forward passes of a copy of the fitted ``module_`` in
       training mode (dropout on), with the torch generator seeded from
       ``random_state``.
+    - ``"member_disagreement"`` (CR estimators fitted with ``n_members >
+      1``): minus the standard deviation over the members of the
+      ``"max_proba"`` signal of the ensemble's prediction, each member's
+      probabilities from its own output. Members that were trained on
+      different folds and disagree about a row mark a prediction the data
+      did not settle.
     - ``"gradient_norm"`` (any model): minus the per-sample input-gradient
       norm of :func:`~cr_sklearn.gradient_norms` with respect to the final
       step's input in its raw units (``scale=1.0``; standardise in the
@@ -271,8 +331,9 @@ def confidence_signals(
         has it, the probability signals if it has ``predict_proba`` (without
         ``"margin"`` for two classes, where it ranks like ``"max_proba"``),
         and for
-        CR estimators ``"input_sensitivity"``, ``"input_distance"`` and
-        (with dropout) ``"mc_dropout"``; ``"gradient_norm"`` for other models.
+        CR estimators ``"input_sensitivity"``, ``"input_distance"``, (with
+        dropout) ``"mc_dropout"`` and (with members)
+        ``"member_disagreement"``; ``"gradient_norm"`` for other models.
     loss : {"auto", "zero_one", "absolute"}, default="auto"
         The risk the probability signals should rank for. ``"auto"``:
         ``"absolute"`` for ordinal models (those with
@@ -307,7 +368,12 @@ def confidence_signals(
     if not isinstance(n_passes, numbers.Integral) or n_passes < 2:
         raise ValueError(f"n_passes must be an integer >= 2, got {n_passes!r}.")
     final = _final_step(estimator)
-    needs_cr = {"input_sensitivity", "input_distance", "mc_dropout"} & set(names)
+    needs_cr = {
+        "input_sensitivity",
+        "input_distance",
+        "mc_dropout",
+        "member_disagreement",
+    } & set(names)
     if needs_cr and not _is_cr(final):
         raise ValueError(
             f"signals {sorted(needs_cr)} need a CR estimator (or a pipeline ending "
@@ -352,6 +418,10 @@ def confidence_signals(
         elif name == "mc_dropout":
             out[name] = _mc_dropout(
                 final, Xt, predicted_positions(), loss, median, n_passes, random_state
+            )
+        elif name == "member_disagreement":
+            out[name] = _member_disagreement(
+                final, Xt, predicted_positions(), loss, median
             )
         elif name == "gradient_norm":
             # Raw units of the final step's input, not X's spread: a
