@@ -81,6 +81,11 @@ CR_SIGNALS = (
 QUICK_CR = dict(hidden_layer_sizes=(8,), max_iter=5)
 
 
+def cr_signals(n_members=1):
+    """CR's signals in the report's order; members add their disagreement."""
+    return CR_SIGNALS + (("member_disagreement",) if n_members > 1 else ())
+
+
 # -- tables ---------------------------------------------------------------------
 def _registry():
     """The suite's table registry, imported by path; None when absent."""
@@ -248,6 +253,8 @@ def _evaluate(task, loader, train, test, seed, args):
             rng.choice(len(y_test), args.max_gradient_rows, replace=False)
         )
     params = dict(random_state=seed, n_threads=1, **(QUICK_CR if args.quick else {}))
+    if args.n_members > 1:
+        params["n_members"] = args.n_members
     base = CROrdinalRegressor(**params) if ordinal else CRClassifier(**params)
     start = time.perf_counter()
     selective = SelectiveClassifier(
@@ -386,6 +393,7 @@ def report(results, args, skipped, header):
     lines = [*header, ""]
     ran = {key for rows in results.values() for r in rows for key in r}
     models = ["CR", *[b for b in args.baselines if f"{b}_risk" in ran]]
+    signals = cr_signals(args.n_members)
     # 1. CR's signals against its own max probability.
     lines += [
         "## CR's signals: AURC relative to its max-probability AURC",
@@ -406,9 +414,9 @@ def report(results, args, skipped, header):
     rows, n_best, n_combined, n_tables = [], 0, 0, 0
     for table, splits in results.items():
         ref = "cr_aurc_max_proba"
-        ratios = [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[1:3]]
+        ratios = [_ratio(splits, f"cr_aurc_{s}", ref) for s in signals[1:3]]
         ratios.append(_ratio(splits, "cr_aurc_sensitivity_x", ref))
-        ratios += [_ratio(splits, f"cr_aurc_{s}", ref) for s in CR_SIGNALS[3:]]
+        ratios += [_ratio(splits, f"cr_aurc_{s}", ref) for s in signals[3:]]
         best = _ratio(splits, "cr_aurc_best", ref)
         combined = _ratio(splits, "cr_aurc_combined", ref)
         chosen = pd.Series([r["cr_best_signal"] for r in splits]).value_counts()
@@ -433,9 +441,9 @@ def report(results, args, skipped, header):
             "test rows",
             "CR risk",
             "CR AURC max_proba",
-            *CR_SIGNALS[1:3],
+            *signals[1:3],
             "input_sensitivity by X",
-            *CR_SIGNALS[3:],
+            *signals[3:],
             "best single (chosen)",
             "selective (source)",
         ],
@@ -610,6 +618,12 @@ def parse_args(argv):
         default=list(BASELINES),
     )
     parser.add_argument("--quick", action="store_true", help="tiny CR fits (smoke)")
+    parser.add_argument(
+        "--n-members",
+        type=int,
+        default=1,
+        help="CR's n_members (above 1 adds the member_disagreement signal)",
+    )
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -651,7 +665,8 @@ def main(argv=None):
         f"Produced by `python benchmarks/bench_selective.py {shlex.join(argv)}` "
         f"(commit {_commit()}, {when}; {args.folds}-fold x {args.repeats} "
         f"repeats, inner cv {args.inner_cv}"
-        f"{', quick CR settings' if args.quick else ''}).",
+        f"{', quick CR settings' if args.quick else ''}"
+        f"{f', CR with n_members={args.n_members}' if args.n_members > 1 else ''}).",
     ]
     text = report(results, args, skipped, header)
     args.output.parent.mkdir(parents=True, exist_ok=True)
