@@ -196,3 +196,18 @@ def test_member_disagreement_of_an_ordinal_ensemble():
     model = CROrdinalRegressor(**SMALL, n_members=2).fit(X, y)
     values = confidence_signals(model, X, "member_disagreement")["member_disagreement"]
     assert values.shape == (200,) and np.all(values <= 0) and values.std() > 0
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("estimator", [CRClassifier, CROrdinalRegressor])
+def test_signals_of_a_member_model(estimator, data):
+    # The members' averaged probabilities, as predict_proba gives them; the
+    # dropout passes thin every member.
+    X, y = data
+    model = estimator(**SMALL, n_members=3, dropout=0.2).fit(X, y)
+    signals = confidence_signals(model, X, random_state=0)
+    if estimator is CRClassifier:  # the ordinal's is the within-one probability
+        proba = model.predict_proba(X)
+        np.testing.assert_allclose(signals["max_proba"], proba.max(axis=1))
+    assert np.all(signals["mc_dropout"] <= 0) and signals["mc_dropout"].std() > 0
+    assert np.all(np.isfinite(signals["input_sensitivity"]))
