@@ -181,6 +181,12 @@ class ActivationDisplay:
         cr, Xt = _cr_estimator(estimator, X)
         Xt = cr._check_X(Xt)
         module = cr._inference_module
+        if getattr(module, "n_members", None) is not None:
+            raise ValueError(
+                "ActivationDisplay plots the activations of one network; this "
+                f"model has n_members={module.n_members} cross-fitted members. "
+                "Fit with n_members=1 to plot them."
+            )
         grids, values, neurons, names = [], [], [], []
         with torch.inference_mode():
             for layer, (act, lo, hi) in enumerate(_pre_activations(module, Xt)):

@@ -33,6 +33,14 @@ def two_layer(pima):
     return CRClassifier(**params).fit(X, y)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_activation_grid_refuses_a_member_model(pima):
+    X, y = pima
+    members = CRClassifier(**FAST, n_members=3).fit(X[:200], y[:200])
+    with pytest.raises(ValueError, match="n_members=3 cross-fitted members"):
+        ActivationDisplay.from_estimator(members, X)
+
+
 def test_activation_grid_one_curve_per_neuron(two_layer, pima):
     X, _ = pima
     display = ActivationDisplay.from_estimator(two_layer, X, n_neurons=5)
