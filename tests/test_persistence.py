@@ -514,3 +514,56 @@ def test_format_1_files_say_their_gradient_summaries_are_dated():
     data = Path(__file__).parent / "data"
     with pytest.warns(UserWarning, match="format version 1: without an input"):
         load_model(data / "crclassifier_0.1.0.safetensors")
+
+
+@pytest.fixture(scope="module")
+def saved_members(data, tmp_path_factory):
+    X, y = data
+    path = tmp_path_factory.mktemp("members") / "members.safetensors"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CRClassifier(**FAST, n_members=3, oob_score=True).fit(X, y)
+    save_model(model, path)
+    return path
+
+
+def _encoded(array):
+    array = np.asarray(array)
+    return {
+        "__type__": "ndarray",
+        "dtype": array.dtype.str,
+        "shape": list(array.shape),
+        "data": array.ravel().tolist(),
+    }
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (_set_attr("best_epochs_", _encoded([1, 2, 10**6])), "best_epochs_"),
+        (_set_attr("best_epochs_", _encoded([0.5, 1.0, 2.0])), "best_epochs_"),
+        (
+            _set_attr("oob_decision_function_", _encoded(np.full((4, 2), 0.5))),
+            "oob_decision_function_",
+        ),
+        (
+            _set_attr("oob_decision_function_", _encoded(np.full((4, 3), 2.0))),
+            "oob_decision_function_",
+        ),
+    ],
+    ids=["epoch-beyond-n_iter", "float-epochs", "columns", "not-probabilities"],
+)
+def test_crafted_member_attributes_are_rejected(saved_members, tmp_path, edit, match):
+    path = _rewrite(saved_members, tmp_path / "m.safetensors", edit_payload=edit)
+    with pytest.raises(ValueError, match=match):
+        load_model(path)
+
+
+def test_member_tensors_must_match_n_members(saved_members, tmp_path):
+    def one_network(payload):
+        payload["params"]["n_members"] = 1
+        payload["params"]["oob_score"] = False
+
+    path = _rewrite(saved_members, tmp_path / "m.safetensors", one_network)
+    with pytest.raises(ValueError, match="tensors do not match|has shape"):
+        load_model(path)
