@@ -43,9 +43,19 @@ def net_summary(net):
 
 
 def module_summary(module, hidden_sizes=None):
-    """``"hidden (16, 16), 625 params"``: the torch module in one line."""
+    """``"hidden (16, 16), 625 params"``: the torch module in one line.
+
+    A member module reads ``"3 members of (16, 16)"``.
+    """
     n_params = sum(p.numel() for p in module.parameters())
     params = f"{n_params:,} params"
+    members = getattr(module, "n_members", None)
+    if members is not None:
+        # A member module: how many networks first, then their shape.
+        shape = "" if hidden_sizes is None else f" of {tuple(hidden_sizes)}"
+        return _first_fitting(
+            f"{members} members{shape}", f"{members} members, {params}"
+        )
     if hidden_sizes is None:
         return _first_fitting(params)
     return _first_fitting(f"hidden {tuple(hidden_sizes)}, {params}", params)

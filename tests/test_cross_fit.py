@@ -325,7 +325,8 @@ def test_depth_growth_refuses_members():
 def test_html_repr_shows_n_members():
     X, y = _data()
     model = CRClassifier(**MEMBERS).fit(X, y)
-    assert "n_members" in model._repr_html_()
+    html = model._repr_html_()
+    assert "n_members" in html and "3 members of (8,)" in html
 
 
 def test_n_members_is_validated():
