@@ -263,3 +263,21 @@ def test_ctrl_c_while_the_fit_finishes_keeps_the_previous_model(
     model.set_params(warm_start=False).partial_fit(X, y)
     reference.partial_fit(X, y)
     np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_ctrl_c_in_a_member_fit_returns_the_members_of_the_complete_epochs(
+    multiclass_data,
+):
+    X, y = multiclass_data
+    params = {**FAST, "max_iter": 30, "n_members": 3}
+    with pytest.warns(UserWarning, match="Training interrupted by user"):
+        model = CRClassifier(**params, callbacks=[_CtrlC(at=5)]).fit(X, y)
+    _check_consistent(model, 4)
+    assert np.all(model.best_epochs_ <= 4)
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+    # In the first epoch: no member model to return, the estimator unfitted.
+    model = CRClassifier(**params, callbacks=[_CtrlC(at=1)])
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X, y)
+    _assert_unfitted(model, X)
