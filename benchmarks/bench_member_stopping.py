@@ -14,7 +14,8 @@ and the mean fit time.
 Run::
 
     PYTHONPATH=. python benchmarks/bench_member_stopping.py \\
-        --tables pima crabs birthwt --members 5 [--repeats 5] [--n-jobs 2]
+        --tables pima crabs birthwt --members 8 [--max-iter auto] \\
+        [--repeats 5] [--n-jobs 2] [--out PATH]
 
 The report is printed and written to ``benchmarks/results/member_stopping.md``.
 """
@@ -43,17 +44,17 @@ MODES = ("per-member", "pooled", "single")
 SCRIPT = "benchmarks/bench_member_stopping.py"
 
 
-def _model(mode, members, seed):
+def _model(mode, members, max_iter, seed):
     if mode == "single":
         return CRClassifier(random_state=seed, n_threads=1)
 
     class Chosen(CRClassifier):
         _member_epoch_choice = mode
 
-    return Chosen(n_members=members, random_state=seed, n_threads=1)
+    return Chosen(n_members=members, max_iter=max_iter, random_state=seed, n_threads=1)
 
 
-def _fit(X, y, train, test, mode, members, seed):
+def _fit(X, y, train, test, mode, members, max_iter, seed):
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -62,7 +63,7 @@ def _fit(X, y, train, test, mode, members, seed):
         warnings.simplefilter("ignore")
         pre = make_preprocessing(X).fit(X.iloc[train])
         Z_train, Z_test = pre.transform(X.iloc[train]), pre.transform(X.iloc[test])
-        model = _model(mode, members, seed)
+        model = _model(mode, members, max_iter, seed)
         start = time.perf_counter()
         model.fit(Z_train, y[train])
         seconds = time.perf_counter() - start
@@ -81,6 +82,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=["pima", "crabs", "birthwt"])
     parser.add_argument("--members", type=int, default=5)
+    parser.add_argument(
+        "--max-iter",
+        type=lambda v: v if v == "auto" else int(v),
+        default=100,
+        help="max_iter of the member models ('auto': a budget of optimizer steps)",
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default=str(RESULTS / "member_stopping.md"))
@@ -92,7 +99,8 @@ def main(argv=None):
         f"Command: `{shlex.join(['python', SCRIPT, *argv])}`",
         f"Commit: `{git_commit()}`",
         "",
-        f"CRClassifier defaults with `n_members={args.members}`; `per-member`: each "
+        f"CRClassifier defaults with `n_members={args.members}` and "
+        f"`max_iter={args.max_iter!r}`; `per-member`: each "
         "member keeps its best epoch on its own fold; `pooled`: one epoch for all, "
         "on the pooled out-of-fold loss; `single`: the default single network. "
         f"{args.repeats}x2 repeated stratified splits (seed 0), the suite's "
@@ -114,7 +122,7 @@ def main(argv=None):
             for i, (train, test) in enumerate(splits)
         ]
         results = Parallel(n_jobs=args.n_jobs)(
-            delayed(_fit)(X, y, train, test, mode, args.members, 0)
+            delayed(_fit)(X, y, train, test, mode, args.members, args.max_iter, 0)
             for mode, _, train, test in jobs
         )
         by_mode = {mode: [] for mode in MODES}
