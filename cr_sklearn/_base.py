@@ -50,7 +50,9 @@ def partial_fit_available(estimator):
     Each member trains on the rows outside its fold of the data given to
     ``fit``; a stream of batches has no folds.
     """
-    if getattr(estimator, "n_members", 1) > 1:
+    n_members = getattr(estimator, "n_members", 1)
+    # An invalid value (a string, say) is left to fit's parameter validation.
+    if isinstance(n_members, numbers.Real) and n_members > 1:
         raise AttributeError(
             "partial_fit is not available with n_members > 1: each member "
             "trains on the rows outside its fold of the data given to fit, and "

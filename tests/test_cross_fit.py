@@ -334,6 +334,9 @@ def test_n_members_is_validated():
     for bad in (0, 1.5, "3"):
         with pytest.raises(ValueError, match="n_members"):
             CRClassifier(**{**FAST, "n_members": bad}).fit(X, y)
+    for bad in (0, "3"):  # partial_fit exists, its validation names the parameter
+        with pytest.raises(ValueError, match="n_members"):
+            CRClassifier(**{**FAST, "n_members": bad}).partial_fit(X, y, [0, 1])
     with pytest.raises(ValueError, match="igpen_lambda > 0 is not available"):
         CRClassifier(**MEMBERS, igpen_lambda=0.1).fit(X, y)
     with pytest.raises(ValueError, match="spectral_norm"):
