@@ -244,7 +244,7 @@ class InferenceMixin:
         where the training data are dense, and it ranked the best-supported
         predictions among the most sensitive. ``benchmarks/bench_selective.py``
         and ``benchmarks/bench_reliability.py`` compare the two spaces
-        (``selective_one_rule.md``, ``reliability.md``).
+        (``selective.md``, ``reliability.md``).
 
         Parameters
         ----------
