@@ -54,7 +54,7 @@ def shapes():
 def template(X, y):
     """The default network for ``(X, y)`` and its batch size (one epoch fitted)."""
     model = CRClassifier(max_iter=1, n_threads=1, random_state=0).fit(X, y)
-    return model.module_, model._batch_size_
+    return model.module_, model.net_.batch_size
 
 
 def _stack(module, n_members):

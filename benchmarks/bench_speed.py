@@ -533,7 +533,7 @@ def step_decomposition(X, y, n_epochs=50):
     module = net.module_.train()
     Xt = torch.as_tensor(X, dtype=torch.float32)
     yt = torch.as_tensor(clf.classes_.searchsorted(y))
-    size = clf._batch_size_
+    size = clf.net_.batch_size
     batches = [
         ({"X": Xt[i : i + size]}, yt[i : i + size]) for i in range(0, len(y), size)
     ]
