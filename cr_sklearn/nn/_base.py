@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._members import make_linear
+from ._members import check_n_members, make_linear
 from .input_encoding import PiecewiseLinearEncoding
 
 __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
@@ -179,6 +179,12 @@ class BaseCRNetwork(nn.Module):
             if encoded_features is None
             else PiecewiseLinearEncoding(self.n_features, encoded_features)
         )
+
+    def _set_members(self, n_members, spectral_norm):
+        """Check and keep ``n_members`` (spectral norm takes one network)."""
+        self.n_members = check_n_members(n_members)
+        if spectral_norm and self.n_members is not None:
+            raise ValueError("spectral_norm=True does not support n_members.")
 
     def _linear(self, fan_in, fan_out):
         """An affine layer: ``nn.Linear``, or one per member with a member axis."""

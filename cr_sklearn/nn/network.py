@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn.modules import module as _module
 
 from ._base import BaseCRNetwork, StreamOutput, random_directions
-from ._members import affine, check_n_members, rows_product, select_rows
+from ._members import affine, rows_product, select_rows
 from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation, make_activation
 from .input_encoding import ramp_inside
@@ -177,9 +177,7 @@ class CRNetwork(BaseCRNetwork):
             encoded_features=encoded_features,
             stream_space=stream_space,
         )
-        self.n_members = check_n_members(n_members)
-        if spectral_norm and self.n_members is not None:
-            raise ValueError("spectral_norm=True does not support n_members.")
+        self._set_members(n_members, spectral_norm)
         self._config = dict(
             n_features=n_features,
             n_outputs=n_outputs,

@@ -274,9 +274,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         self.activation_name = activation
         self.degree = int(degree)
         self.spectral_norm = bool(spectral_norm)
-        self.n_members = check_n_members(n_members)
-        if spectral_norm and self.n_members is not None:
-            raise ValueError("spectral_norm=True does not support n_members.")
+        self._set_members(n_members, spectral_norm)
         self._arguments = dict(
             n_features=n_features,
             n_outputs=n_outputs,
