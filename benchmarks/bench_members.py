@@ -4,22 +4,32 @@ Two shapes: Pima (768 x 8, the encoding of the defaults) and a synthetic
 5,000 x 50 table. For M = 1, 2, 4, 8, 16, 32:
 
 - *network*: one epoch of the default training step (batches of the
-  default size, the exact Jacobian stream on 64 rows per batch, stream DREG,
+  default size, the Jacobian stream of the defaults on 64 rows per batch:
+  exact up to 32 input columns, else 4 random projections; stream DREG,
   Adam) for a member stack ``CRNetwork(n_members=M)`` and for M separate
-  networks trained one after the other;
+  networks trained one after the other; on the 5,000 x 50 table also with
+  the exact stream (all 200 encoded columns), the heaviest step;
 - *estimator* (Pima): a fit of ``CRClassifier(n_members=M)`` (cross-fitted,
   a fixed budget of epochs) against M fits of ``CRClassifier()`` with the
   same budget.
 
 One thread; medians of ``--repeats`` runs. Writes ``results/members.md``.
+The header names glibc's allocator settings (``MALLOC_*`` variables) in
+effect: a stack's tensors are ``M`` times larger, and glibc returns large
+freed blocks to the system and faults them back in at every step unless
+told to keep them; ``members_malloc.md`` is the run that keeps them.
 
 Usage::
 
     python benchmarks/bench_members.py
+    MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 \
+        python benchmarks/bench_members.py --members 1,4,8,16 \
+        --output benchmarks/results/members_malloc.md
 """
 
 import argparse
 import copy
+import os
 import statistics
 import sys
 import time
@@ -37,7 +47,7 @@ from _suite_runner import git_commit  # noqa: E402
 
 from cr_sklearn import CRClassifier, __version__  # noqa: E402
 from cr_sklearn.datasets import load_pima  # noqa: E402
-from cr_sklearn.nn import stream_dreg  # noqa: E402
+from cr_sklearn.nn import random_directions, stream_dreg  # noqa: E402
 
 MEMBERS = (1, 2, 4, 8, 16, 32)
 
@@ -52,9 +62,13 @@ def shapes():
 
 
 def template(X, y):
-    """The default network for ``(X, y)`` and its batch size (one epoch fitted)."""
+    """The default network for ``(X, y)``, its batch size and stream mode.
+
+    The mode is ``"exact"`` or the number of random projections the
+    defaults carry for this input (one epoch fitted).
+    """
     model = CRClassifier(max_iter=1, n_threads=1, random_state=0).fit(X, y)
-    return model.module_, model.net_.batch_size
+    return model.module_, model.net_.batch_size, model._stream_mode(X.shape[1])
 
 
 def _stack(module, n_members):
@@ -69,14 +83,23 @@ def _stack(module, n_members):
     return nets, type(module).stack(nets)
 
 
-def _epoch(net, optimizer, X, y, batch, n_members):
-    """One epoch of the default step: batches, stream DREG on 64 rows, Adam."""
+def _epoch(net, optimizer, X, y, batch, n_members, mode="exact"):
+    """One epoch of the default step: batches, stream DREG on 64 rows, Adam.
+
+    ``mode``: ``"exact"`` or a number of random projections per row.
+    """
     order = torch.randperm(X.shape[0])
     for start in range(0, X.shape[0], batch):
         idx = order[start : start + batch]
         xb, yb = X[idx], y[idx]
         rows = torch.randperm(xb.shape[0])[:64] if xb.shape[0] > 64 else None
-        result = net.forward_stream(xb, "exact", rows=rows)
+        directions = mode
+        if mode != "exact":
+            n_rows = xb.shape[0] if rows is None else rows.shape[0]
+            directions = random_directions(
+                n_rows, net.stream_width, int(mode), dtype=X.dtype, device=X.device
+            )
+        result = net.forward_stream(xb, directions, rows=rows)
         out = result.output
         target = yb if n_members is None else yb.expand(n_members, -1)
         if out.shape[-1] == 1:  # binary: one logit
@@ -95,9 +118,13 @@ def _epoch(net, optimizer, X, y, batch, n_members):
         optimizer.step()
 
 
-def network_rows(X, y, repeats, members):
-    """Seconds per epoch: the stack and the separate networks, for each M."""
-    module, batch = template(X, y)
+def network_rows(X, y, repeats, members, mode=None):
+    """Seconds per epoch: the stack and the separate networks, for each M.
+
+    ``mode``: the stream's directions; ``None``, the defaults'.
+    """
+    module, batch, default_mode = template(X, y)
+    mode = default_mode if mode is None else mode
     Xt = torch.tensor(X, dtype=torch.float32)
     yt = torch.tensor(np.unique(y, return_inverse=True)[1])
     rows = []
@@ -106,16 +133,16 @@ def network_rows(X, y, repeats, members):
         stacked.train()
         opt = torch.optim.Adam(stacked.parameters(), lr=1e-3)
         opts = [torch.optim.Adam(n.parameters(), lr=1e-3) for n in nets]
-        _epoch(stacked, opt, Xt, yt, batch, m)  # warm-up
+        _epoch(stacked, opt, Xt, yt, batch, m, mode)  # warm-up
         t_stack, t_sep = [], []
         for _ in range(repeats):
             start = time.perf_counter()
-            _epoch(stacked, opt, Xt, yt, batch, m)
+            _epoch(stacked, opt, Xt, yt, batch, m, mode)
             t_stack.append(time.perf_counter() - start)
             start = time.perf_counter()
             for net, o in zip(nets, opts, strict=True):
                 net.train()
-                _epoch(net, o, Xt, yt, batch, None)
+                _epoch(net, o, Xt, yt, batch, None, mode)
             t_sep.append(time.perf_counter() - start)
         rows.append((m, statistics.median(t_stack), statistics.median(t_sep)))
     return rows
@@ -165,24 +192,45 @@ def main(argv=None):
     command = "python benchmarks/bench_members.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    load = " ".join(f"{v:.2f}" for v in __import__("os").getloadavg())
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    malloc = ", ".join(
+        f"`{k}={v}`" for k, v in sorted(os.environ.items()) if k.startswith("MALLOC_")
+    )
     lines = [
         "# Cost of the member axis",
         "",
         f"Produced by `{command.strip()}` (cr_sklearn {__version__}, commit "
         f"{git_commit()}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"load average at the start {load}). One thread; medians of "
-        f"{args.repeats} runs. *ratio*: one module over M separate.",
+        f"{args.repeats} runs. *ratio*: one module over M separate. "
+        f"glibc allocator: {malloc or 'its defaults (no MALLOC_* variable set)'}.",
     ]
     for name, (X, y) in shapes().items():
+        mode = template(X, y)[2]
+        stream = (
+            "exact Jacobian stream"
+            if mode == "exact"
+            else f"Jacobian stream on {mode} random projections"
+        )
         lines += ["", f"## {name}", "", "### Network: one training epoch", ""]
         lines += [
-            "The default step (exact Jacobian stream on 64 rows of each batch, "
+            f"The default step ({stream} on 64 rows of each batch, "
             "stream DREG, Adam) on the default network and batch size; "
             "`CRNetwork(n_members=M)` against M networks one after the other.",
             "",
         ]
         lines += _table(network_rows(X, y, args.repeats, members), "s/epoch")
+        if mode != "exact":
+            lines += ["", "### Network: one training epoch, exact stream", ""]
+            lines += [
+                "The same step with the exact Jacobian stream (every column "
+                'the stream differentiates by), as `n_projections="exact"` '
+                "trains.",
+                "",
+            ]
+            lines += _table(
+                network_rows(X, y, args.repeats, members, "exact"), "s/epoch"
+            )
         if name.startswith("Pima"):
             est = estimator_rows(X, y, args.repeats, members, args.epochs)
             lines += ["", f"### Estimator: a fit of {args.epochs} epochs", ""]
