@@ -1688,8 +1688,13 @@ def main(argv=None):
     command = "python benchmarks/bench_speed.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
+    title = (
+        "every target in one run"
+        if not skipped
+        else "the sections " + ", ".join(seconds) + " (the others not run)"
+    )
     header = [
-        "# Speed: every target in one run",
+        f"# Speed: {title}",
         "",
         f"Command: `{command.strip()}`  ",
         f"Commit: {commit}  ",
