@@ -58,7 +58,10 @@ Rounds
     where more steps overfit); and a stronger penalty with 4 members
     (``m4_lambda3e-2``: ``dreg_lambda=3e-2``, three times today's), since
     on this half CR trails LogisticRegression on near-linear tables more
-    than it trails anything on tables that need more training.
+    than it trails anything on tables that need more training. No
+    finalist (``results/ensembles_steps_tune.md``): mean gap to the best
+    -2.01 (``lr3e-3``, log-loss 0.603), -1.24 (``m4_lr3e-3``, 0.493) and
+    -1.47 (``m4_lambda3e-2``, 0.499) against the defaults' -1.08 (0.503).
 
 Usage::
 
