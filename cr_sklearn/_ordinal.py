@@ -688,7 +688,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         Returns
         -------
         scores : ndarray of shape (n_samples,)
-            The latent score; ``P(y <= k) = sigmoid(cutpoints_[k] - score)``.
+            One network's latent score, with
+            ``P(y <= k) = sigmoid(cutpoints_[k] - score)``; with
+            ``n_members > 1``, the expected rank (between 0 and
+            ``n_classes - 1``).
         """
         eta = self._latent(X)
         if eta.ndim == 2:
