@@ -1691,7 +1691,7 @@ def main(argv=None):
     title = (
         "every target in one run"
         if not skipped
-        else "the sections " + ", ".join(seconds) + " (the others not run)"
+        else f"the {', '.join(seconds)} section{'s' * (len(seconds) > 1)} only"
     )
     header = [
         f"# Speed: {title}",
