@@ -118,12 +118,13 @@ def _epoch(net, optimizer, X, y, batch, n_members, mode="exact"):
         optimizer.step()
 
 
-def network_rows(X, y, repeats, members, mode=None):
+def network_rows(X, y, repeats, members, fitted, mode=None):
     """Seconds per epoch: the stack and the separate networks, for each M.
 
+    ``fitted``: :func:`template`'s ``(module, batch, mode)`` for ``(X, y)``;
     ``mode``: the stream's directions; ``None``, the defaults'.
     """
-    module, batch, default_mode = template(X, y)
+    module, batch, default_mode = fitted
     mode = default_mode if mode is None else mode
     Xt = torch.tensor(X, dtype=torch.float32)
     yt = torch.tensor(np.unique(y, return_inverse=True)[1])
@@ -206,7 +207,8 @@ def main(argv=None):
         f"glibc allocator: {malloc or 'its defaults (no MALLOC_* variable set)'}.",
     ]
     for name, (X, y) in shapes().items():
-        mode = template(X, y)[2]
+        fitted = template(X, y)
+        mode = fitted[2]
         stream = (
             "exact Jacobian stream"
             if mode == "exact"
@@ -219,7 +221,7 @@ def main(argv=None):
             "`CRNetwork(n_members=M)` against M networks one after the other.",
             "",
         ]
-        lines += _table(network_rows(X, y, args.repeats, members), "s/epoch")
+        lines += _table(network_rows(X, y, args.repeats, members, fitted), "s/epoch")
         if mode != "exact":
             lines += ["", "### Network: one training epoch, exact stream", ""]
             lines += [
@@ -229,7 +231,8 @@ def main(argv=None):
                 "",
             ]
             lines += _table(
-                network_rows(X, y, args.repeats, members, "exact"), "s/epoch"
+                network_rows(X, y, args.repeats, members, fitted, "exact"),
+                "s/epoch",
             )
         if name.startswith("Pima"):
             est = estimator_rows(X, y, args.repeats, members, args.epochs)

@@ -723,7 +723,7 @@ def prediction_multiply_adds(model):
 
 
 def irreducible_prediction(model, n_rows):
-    """Callable: the float64 arithmetic CR's prediction cannot avoid, timed.
+    """A function that runs the float64 arithmetic CR's prediction cannot avoid.
 
     A fitted ``CRClassifier``'s forward pass, at float64 and in the chunks
     ``predict_proba`` uses, is at least its matrix products (the encoding's,
@@ -750,7 +750,8 @@ def irreducible_prediction(model, n_rows):
     ]
     n_hidden = len(module.hidden_layer_sizes)
     activated = [
-        torch.randn(chunk, b, dtype=torch.float64) for b in sizes[-1 - n_hidden : -1]
+        torch.randn(chunk, b, generator=gen, dtype=torch.float64)
+        for b in sizes[-1 - n_hidden : -1]
     ]
     n_chunks = -(-n_rows // chunk)
 
