@@ -77,9 +77,8 @@ class InferenceMixin:
         ``(n_members, n_samples, n_outputs)``.
         """
         module = self._inference_module
-        # From folded parameters where the network has them (the same values
-        # to float64 rounding, fewer passes per layer).
-        forward = getattr(module, "predict_values", module)
+        # The float64 copy's dtype (the training input can be float32).
+        X = np.asarray(X, dtype=np.float64)
         n_members = self._n_members_fitted()
         shape = (X.shape[0], self._n_outputs())
         if n_members is not None:
@@ -87,6 +86,15 @@ class InferenceMixin:
         out = np.empty(shape)
         width = self._max_width() * (n_members or 1)
         with _inference_context():
+            # From folded parameters where the network has them (the same
+            # values to float64 rounding, fewer passes per layer), looked up
+            # once for every chunk.
+            predictor = getattr(module, "predictor", None)
+            forward = (
+                module
+                if predictor is None
+                else predictor(torch.float64, torch.device(self.device_))
+            )
             for sl in self._chunks(X.shape[0], width):
                 # A view of X where numpy allows it: the network does not
                 # write to its input.

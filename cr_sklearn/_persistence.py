@@ -605,13 +605,25 @@ def _expected_tensors(estimator, table, name):
     """Names, shapes and dtypes of the tensors the parameters describe.
 
     Built on torch's ``meta`` device, which allocates no memory, after
-    checking that the file holds a tensor for every layer: neither huge
-    widths nor many layers can make this cost more than the file does.
+    checking that the file holds a tensor for every layer and a slice of its
+    output weight for every member: neither huge widths, many layers nor
+    many members can make this cost more than the file does.
     """
     n_module = sum(key.startswith("module.") for key in table)
     # Every layer, the output one included, has a weight and a bias.
     if 2 * (len(estimator._hidden_sizes()) + 1) > n_module:
         raise bad(name, "its parameters describe more layers than it has tensors")
+    # Members are built one by one: their count must be the file's own (the
+    # leading axis of its output weight), not a number the parameters claim.
+    members = estimator._member_count()
+    held = table.get("module.output.weight")
+    held_members = held[1][0] if held is not None and len(held[1]) == 3 else None
+    if members != held_members:
+        raise bad(
+            name,
+            f"its parameters describe {members or 1} member(s) and its output "
+            "weight holds another number",
+        )
     try:
         with torch.device("meta"):
             parts = {

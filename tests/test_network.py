@@ -477,6 +477,32 @@ def test_predict_values_equal_forward_to_float64_rounding(kwargs):
     torch.testing.assert_close(net.predict_values(x), expected, rtol=0, atol=2 * tol)
 
 
+def test_predictor_equals_predict_values_and_checks_the_plan_once(monkeypatch):
+    net, gen = _random_network({"encoded_features": 9})
+    x = torch.randn(30, N_FEATURES, generator=gen, dtype=torch.float64)
+    calls = []
+    state_key = type(net)._state_key
+    monkeypatch.setattr(
+        type(net),
+        "_state_key",
+        lambda self, *a: calls.append(1) or state_key(self, *a),
+    )
+    forward = net.predictor(torch.float64, x.device)
+    assert calls == [1]
+    for rows in (x[:7], x[7:], x):
+        torch.testing.assert_close(
+            forward(rows), net.predict_values(rows), rtol=0, atol=0
+        )
+    assert len(calls) == 4  # one per predict_values, none per predictor call
+    # Training mode (dropout) takes the module's own forward.
+    net.train()
+    with torch.no_grad():
+        expected = net(x)
+    torch.testing.assert_close(
+        net.predictor(torch.float64, x.device)(x), expected, rtol=0, atol=0
+    )
+
+
 def test_predict_values_take_forward_with_hooks_training_or_unbounded():
     net = _network()
     x = torch.randn(4, N_FEATURES, dtype=torch.float64)

@@ -565,5 +565,23 @@ def test_member_tensors_must_match_n_members(saved_members, tmp_path):
         payload["params"]["oob_score"] = False
 
     path = _rewrite(saved_members, tmp_path / "m.safetensors", one_network)
-    with pytest.raises(ValueError, match="tensors do not match|has shape"):
+    with pytest.raises(ValueError, match="describe 1 member"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("n_members", [4, 10**9])
+def test_a_claimed_member_count_is_checked_before_any_member_is_built(
+    saved_members, tmp_path, n_members, monkeypatch
+):
+    # Members are built one at a time (a billion would take days): a forged
+    # count must be rejected from the file's own tensors, before any build.
+    def more_members(payload):
+        payload["params"]["n_members"] = n_members
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a network was built for a forged member count")
+
+    path = _rewrite(saved_members, tmp_path / "m.safetensors", more_members)
+    monkeypatch.setattr(CRClassifier, "_make_module", no_build)
+    with pytest.raises(ValueError, match=f"describe {n_members} member"):
         load_model(path)

@@ -12,6 +12,7 @@ stacking copies ``J`` every layer; the exact stream also skips the first
 layer's product with the identity (``J_1 = diag(phi'(z_1)) W_1``).
 """
 
+import functools
 import math
 
 import torch
@@ -84,6 +85,25 @@ def _derivative(coefficients):
 def _rows(coefficients):
     """The coefficient rows as a tuple (``None`` stays ``None``)."""
     return None if coefficients is None else tuple(coefficients.unbind(0))
+
+
+def _run_plan(plan, x):
+    """:meth:`CRNetwork.predict_values` from a folded ``plan``."""
+    with torch.no_grad():
+        first, layers, (out_weight_t, out_bias) = plan
+        if first is not None:  # the encoding, standardisation folded in
+            select, shift, lower, upper, _ = first
+            h = torch.addmm(shift, x, select).clamp_(lower, upper)
+        else:
+            h = x
+        for weight_t, bias, fixed, coefficients, squash, *_ in layers:
+            z = affine(bias, h, weight_t)
+            if fixed is not None:
+                h = fixed(z)
+            else:
+                # z is this pass's own scratch tensor: reuse its memory.
+                h = _horner_in_place(coefficients, torch.sigmoid_(z) if squash else z)
+        return affine(out_bias, h, out_weight_t)
 
 
 def _cast_plan(plan, dtype, device):
@@ -259,27 +279,38 @@ class CRNetwork(BaseCRNetwork):
         torch.Tensor of shape (batch, n_outputs)
             The network output.
         """
-        plan = None if self.training else self._folded(x.dtype, x.device)
+        return self.predictor(x.dtype, x.device)(x)
+
+    def predictor(self, dtype, device):
+        """:meth:`predict_values` with the folded plan looked up once.
+
+        For a loop over chunks of one input: the plan's validity check (a
+        walk over every parameter and buffer) runs here, not per chunk. The
+        returned function must not outlive a change to the module (a
+        parameter update, a hook, a switch to training mode).
+
+        Parameters
+        ----------
+        dtype : torch.dtype
+            The dtype of the inputs the function will receive.
+        device : torch.device
+            Their device.
+
+        Returns
+        -------
+        callable
+            ``f(x) -> torch.Tensor of shape (batch, n_outputs)``, equal to
+            ``predict_values(x)``.
+        """
+        plan = None if self.training else self._folded(dtype, device)
         if plan is None:
-            with torch.no_grad():
-                return self(x)
-        with torch.no_grad():
-            first, layers, (out_weight_t, out_bias) = plan
-            if first is not None:  # the encoding, standardisation folded in
-                select, shift, lower, upper, _ = first
-                h = torch.addmm(shift, x, select).clamp_(lower, upper)
-            else:
-                h = x
-            for weight_t, bias, fixed, coefficients, squash, *_ in layers:
-                z = affine(bias, h, weight_t)
-                if fixed is not None:
-                    h = fixed(z)
-                else:
-                    # z is this pass's own scratch tensor: reuse its memory.
-                    h = _horner_in_place(
-                        coefficients, torch.sigmoid_(z) if squash else z
-                    )
-            return affine(out_bias, h, out_weight_t)
+
+            def forward(x):
+                with torch.no_grad():
+                    return self(x)
+
+            return forward
+        return functools.partial(_run_plan, plan)
 
     def _folded(self, dtype, device):
         """The cached plan of :meth:`predict_values`, or ``None`` (no fold)."""
