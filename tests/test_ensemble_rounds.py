@@ -45,3 +45,25 @@ def test_the_rounds_run_the_small_tables_of_each_half():
         listed = suite.TASK.registry.get_tables(None, split)
         below = {t.name for t in listed if t.n_rows < 2000}
         assert set(small) == below
+
+
+def test_ordinal_rounds_run_the_ordinal_suite_on_its_small_tables(monkeypatch):
+    ordinal = load_benchmark("ordinal_suite")
+    for split, small in (
+        ("tune", rounds.SMALL_ORDINAL_TUNE),
+        ("confirm", rounds.SMALL_ORDINAL_CONFIRM),
+    ):
+        listed = ordinal.TASK.registry.get_tables(None, split)
+        assert set(small) == {t.name for t in listed if t.n_rows < 2000}
+        argv = rounds.round_argv("ordinal_members", split=split)
+        assert argv[argv.index("--tables") + 1].split(",") == list(small)
+    assert _candidates(rounds.round_argv("ordinal_members")) == (
+        rounds.ORDINAL_ROUNDS["ordinal_members"]
+    )
+    # The ordinal rounds go to the ordinal suite's runner, the others to suite's.
+    called = []
+    monkeypatch.setattr(rounds.ordinal_suite, "main", lambda a: called.append("o"))
+    monkeypatch.setattr(rounds.suite, "main", lambda a: called.append("s"))
+    rounds.main(["--round", "ordinal_members"])
+    rounds.main(["--round", "members"])
+    assert called == ["o", "s"]
