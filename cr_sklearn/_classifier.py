@@ -117,8 +117,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         in ``[0, 1)``, as in :class:`~sklearn.neural_network.MLPClassifier`.
     beta_2 : float, default=0.999
         Adam(W)'s decay rate of its second-moment (squared gradient)
-        estimate, in ``[0, 1)``. Lower values (RealMLP uses 0.95) adapt
-        the step sizes faster.
+        estimate, in ``[0, 1)``. Lower values (RealMLP's default is one)
+        adapt the step sizes to recent gradients faster.
     early_stopping : bool, "auto" or "cv", default="auto"
         ``"auto"`` enables early stopping when ``fit`` gets at least 2,000
         samples and trains the full ``max_iter`` epochs below that. ``True``:

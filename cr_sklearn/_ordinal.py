@@ -137,8 +137,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         in ``[0, 1)``, as in :class:`~sklearn.neural_network.MLPClassifier`.
     beta_2 : float, default=0.999
         Adam(W)'s decay rate of its second-moment (squared gradient)
-        estimate, in ``[0, 1)``. Lower values (RealMLP uses 0.95) adapt
-        the step sizes faster.
+        estimate, in ``[0, 1)``. Lower values (RealMLP's default is one)
+        adapt the step sizes to recent gradients faster.
     early_stopping : bool, "auto" or "cv", default="auto"
         ``True``: hold out ``validation_fraction`` of the training data
         (stratified), stop when the validation loss stops improving and
