@@ -64,6 +64,8 @@ PREVIOUS_DEFAULTS = {
     # Parameters added since, at the value that reproduces the previous fit.
     "n_members": 1,
     "oob_score": False,
+    "beta_1": 0.9,
+    "beta_2": 0.999,
 }
 TARGET = 3.0
 

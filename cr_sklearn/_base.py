@@ -127,6 +127,8 @@ class BaseCR(
             Interval(numbers.Real, 0, 1e30, closed="neither"),
             StrOptions({"auto"}),
         ],
+        "beta_1": [Interval(numbers.Real, 0, 1, closed="left")],
+        "beta_2": [Interval(numbers.Real, 0, 1, closed="left")],
         "early_stopping": ["boolean", StrOptions({"auto", "cv"})],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -171,6 +173,8 @@ class BaseCR(
         max_iter,
         batch_size,
         learning_rate_init,
+        beta_1,
+        beta_2,
         early_stopping,
         validation_fraction,
         n_iter_no_change,
@@ -202,6 +206,8 @@ class BaseCR(
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate_init = learning_rate_init
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change

@@ -253,6 +253,7 @@ class NetBuilderMixin:
             optimizer=torch.optim.AdamW,
             lr=self._learning_rate(),
             optimizer__weight_decay=self.weight_decay,
+            optimizer__betas=(float(self.beta_1), float(self.beta_2)),
             # One fused kernel for all parameters: ~4x cheaper per step than
             # the per-tensor loop, which matters for small tabular nets.
             optimizer__fused=True,

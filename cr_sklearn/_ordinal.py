@@ -132,6 +132,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         a larger batch takes fewer, proportionally larger steps per epoch
         (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
         path for small data (see the user guide's training page).
+    beta_1 : float, default=0.9
+        Adam(W)'s decay rate of its first-moment (mean gradient) estimate,
+        in ``[0, 1)``, as in :class:`~sklearn.neural_network.MLPClassifier`.
+    beta_2 : float, default=0.999
+        Adam(W)'s decay rate of its second-moment (squared gradient)
+        estimate, in ``[0, 1)``. Lower values (RealMLP's default is one)
+        adapt the step sizes to recent gradients faster.
     early_stopping : bool, "auto" or "cv", default="auto"
         ``True``: hold out ``validation_fraction`` of the training data
         (stratified), stop when the validation loss stops improving and
@@ -429,6 +436,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         max_iter=100,
         batch_size="auto",
         learning_rate_init=1e-3,
+        beta_1=0.9,
+        beta_2=0.999,
         early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -461,6 +470,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             max_iter=max_iter,
             batch_size=batch_size,
             learning_rate_init=learning_rate_init,
+            beta_1=beta_1,
+            beta_2=beta_2,
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,

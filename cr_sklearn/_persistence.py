@@ -396,7 +396,13 @@ _OPTIONAL_ATTRIBUTES = frozenset(
 )
 # Parameters added after files were written: a file without one loads with
 # the value that reproduces the behaviour of the version that wrote it.
-_PARAMS_ADDED = {"encoding_bins": None, "n_members": 1, "oob_score": False}
+_PARAMS_ADDED = {
+    "encoding_bins": None,
+    "n_members": 1,
+    "oob_score": False,
+    "beta_1": 0.9,
+    "beta_2": 0.999,
+}
 _EARLY_STOPPING_MODES = ("off", "hold-out", "cv")
 _ORDINAL_ATTRIBUTES = frozenset({"cutpoints_", "_init_cutpoints"})
 

@@ -167,6 +167,8 @@ _TRAINING_PARAMS = [
     ("dreg_lambda", 1e-2, 1.0),
     ("learning_rate_init", 1e-3, 3e-2),
     ("weight_decay", 0.0, 0.5),
+    ("beta_1", 0.9, 0.0),
+    ("beta_2", 0.999, 0.5),
     ("igpen_lambda", 0.0, 1.0),
     ("stream_rows", 64, 4),
     ("n_projections", "auto", 1),
@@ -453,3 +455,30 @@ def test_fit_summaries_run_under_the_fits_thread_bound(monkeypatch):
     finally:
         torch.set_num_threads(previous)
     assert seen == [1]
+
+
+@pytest.mark.parametrize("cls", [CRClassifier, CROrdinalRegressor])
+def test_adam_betas_reach_every_parameter_group(cls):
+    X, y = _warm_data()
+    est = cls(
+        hidden_layer_sizes=(8,),
+        max_iter=2,
+        beta_1=0.8,
+        beta_2=0.95,
+        weight_decay=0.1,  # two parameter groups
+        random_state=0,
+    ).fit(X, y)
+    groups = est.net_.optimizer_.param_groups
+    assert len(groups) >= 2
+    assert all(group["betas"] == (0.8, 0.95) for group in groups)
+    # The default is torch's and scikit-learn's Adam.
+    default = cls(hidden_layer_sizes=(8,), max_iter=1, random_state=0).fit(X, y)
+    assert default.net_.optimizer_.param_groups[0]["betas"] == (0.9, 0.999)
+
+
+@pytest.mark.parametrize("name", ["beta_1", "beta_2"])
+@pytest.mark.parametrize("value", [1.0, -0.1, 1.5])
+def test_betas_outside_zero_one_are_rejected(name, value):
+    X, y = _warm_data()
+    with pytest.raises(ValueError, match=name):
+        CRClassifier(**{name: value}).fit(X, y)

@@ -57,8 +57,9 @@ def test_ordinal_rounds_run_the_ordinal_suite_on_its_small_tables(monkeypatch):
         assert set(small) == {t.name for t in listed if t.n_rows < 2000}
         argv = rounds.round_argv("ordinal_members", split=split)
         assert argv[argv.index("--tables") + 1].split(",") == list(small)
-    assert _candidates(rounds.round_argv("ordinal_members")) == (
-        rounds.ORDINAL_ROUNDS["ordinal_members"]
+    assert (
+        _candidates(rounds.round_argv("ordinal_members"))
+        == (rounds.ORDINAL_ROUNDS["ordinal_members"])
     )
     # The ordinal rounds go to the ordinal suite's runner, the others to suite's.
     called = []
