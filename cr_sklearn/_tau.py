@@ -158,6 +158,8 @@ def _column_scale(X):
     A column with no spread (constant, or all missing) has no unit of its
     own: it keeps its raw units (scale 1), as the CR estimators'
     standardisation and ``input_scale_`` do. Missing values are skipped.
+    Each column is divided by its largest magnitude first, so that a spread
+    near the float64 limit does not overflow in the squares.
 
     Parameters
     ----------
@@ -169,27 +171,34 @@ def _column_scale(X):
     scale : ndarray of shape (n_features,)
         Positive and finite.
     """
-    if sparse.issparse(X):
-        X = X.tocsc().astype(np.float64)
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        squares = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-        scale = np.sqrt(np.maximum(squares - mean**2, 0.0))
-    else:
-        X = _numeric(X)
-        with warnings.catch_warnings():
-            # An all-missing column has no scale: it gets 1 below.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            scale = np.nanstd(X, axis=0)
+    with warnings.catch_warnings():
+        # An all-missing column has no scale: it gets 1 below.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if sparse.issparse(X):
+            X = X.tocsc().astype(np.float64)
+            top = np.asarray(abs(X).max(axis=0).todense()).ravel()
+            unit = np.where(top > 0, top, 1.0)
+            Xs = X @ sparse.diags(1.0 / unit)
+            mean = np.asarray(Xs.mean(axis=0)).ravel()
+            squares = np.asarray(Xs.multiply(Xs).mean(axis=0)).ravel()
+            scale = np.sqrt(np.maximum(squares - mean**2, 0.0)) * unit
+        else:
+            X = np.asarray(_numeric(X), dtype=np.float64)
+            top = np.nanmax(np.abs(X), axis=0) if X.shape[0] else np.ones(X.shape[1])
+            unit = np.where(np.isfinite(top) & (top > 0), top, 1.0)
+            scale = np.nanstd(X / unit, axis=0) * unit
     scale = np.array(scale, dtype=np.float64)
     scale[~(np.isfinite(scale) & (scale > 0))] = 1.0
     return scale
 
 
 def _numeric(X):
+    """``X`` as a 2-d float array: float32 kept as such, anything else float64."""
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
+    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     try:
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(X, dtype=dtype)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             "gradient_norms needs numeric input to differentiate by, and the "
@@ -276,7 +285,8 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
       columns. **Any other estimator**: central finite differences
       ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` on every column,
       binary and one-hot columns included (a derivative, not a flip from 0
-      to 1), with ``h_j = step * s_j``.
+      to 1), with ``h_j = step * s_j``, divided by the step as rounded in
+      the dtype the model reads (see Notes).
 
     Parameters
     ----------
@@ -319,8 +329,10 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
         If ``response_method`` is not one of the above, asks for
         ``predict_proba`` of an estimator without one, ``step`` is not a
         finite number of at least 1e-12 (checked for every estimator),
-        ``scale`` is not finite, non-negative and one per column, or the
-        model's input is not numeric.
+        ``scale`` is not finite, non-negative and one per column, the
+        model's input is not numeric, or a column's step is lost in rounding
+        or overflows (a huge offset over a tiny spread, values near the
+        float64 limit): standardise such a column first.
 
     See Also
     --------
@@ -335,6 +347,15 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
     so their norms, and tau, are properties of ``step``; read their tau at
     the documented default step. When every norm is 0,
     :func:`gradient_tail_ratio` returns ``nan`` with a warning.
+
+    The differences are taken in the dtype the model accepts: float32 when
+    the final step's input is float32 or when the model refuses float64 (a
+    float32 torch module, such as a skorch net), float64 otherwise. In
+    float32 the relative step is at least ``eps ** (1 / 3)`` of float32
+    (about 5e-3), which balances rounding against truncation error. A model
+    fitted on a DataFrame receives DataFrames with its
+    ``feature_names_in_``. The spread of each column is computed on the
+    column divided by its largest magnitude, so that it does not overflow.
 
     A sparse final-step input (e.g. after a ``OneHotEncoder`` with sparse
     output) is differentiated in chunks of rows made dense, each perturbed
@@ -364,7 +385,10 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
         norms = model.input_gradient_norms(Xt, scale=scale)
         return np.asarray(norms, dtype=np.float64)
     function = _response(model, response_method)
-    return _finite_difference_norms(function, Xt, step, scale)
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None and len(names) != Xt.shape[1]:
+        names = None
+    return _finite_difference_norms(function, Xt, step, scale, names)
 
 
 def _check_scale(scale, Xt):
@@ -424,22 +448,46 @@ def _check_step(step):
     return float(step)
 
 
-def _finite_difference_norms(function, X, step, scale):
-    """``||J diag(s)||_F`` per row by central differences, ``h_j = step s_j``."""
+# Central differences in float32: the relative step that balances rounding
+# (eps / h) against truncation (h ** 2) is about eps ** (1 / 3).
+_FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
+
+
+def _finite_difference_norms(function, X, step, scale, names=None):
+    """``||J diag(s)||_F`` per row by central differences, ``h_j = step s_j``.
+
+    The differences are taken in the dtype the model accepts: float32 when
+    its input is float32, or when it refuses float64 (a float32-only torch
+    module); float64 otherwise. In float32 the relative step is at least
+    ``eps ** (1 / 3)`` of float32. Each quotient divides by the step as
+    rounded in that dtype, ``(x + h) - (x - h)``, not by ``2 h``. With
+    ``names`` (the model's ``feature_names_in_``) every batch is a
+    DataFrame with those columns.
+    """
     is_sparse = sparse.issparse(X)
     if is_sparse:
         fmt = X.format
-        X = X.tocsr().astype(np.float64)
+        X = X.tocsr()
+        X = X.astype(np.float32 if X.dtype == np.float32 else np.float64)
     else:
         X = _numeric(X)
     n, d = X.shape
-    h = step * scale
+    # float64 first unless the input is float32; float32 if float64 is refused.
+    dtypes = [np.float32] if X.dtype == np.float32 else [np.float64, np.float32]
     norms = np.empty(n)
     # Rows at a time, so that a sparse input is made dense in bounded chunks
     # and every batch stays within _FD_CHUNK_ELEMENTS (for wide inputs, a
     # block of columns at a time).
     rows = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * d * d))
     block = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * min(rows, n) * d))
+
+    def evaluate(batch):
+        if is_sparse:
+            batch = sparse.csr_matrix(batch).asformat(fmt)
+        elif names is not None:
+            batch = _frame(batch, names)
+        return np.asarray(function(batch), dtype=np.float64)
+
     for r0 in range(0, n, rows):
         chunk = X[r0 : r0 + rows]
         chunk = chunk.toarray() if is_sparse else chunk
@@ -447,20 +495,72 @@ def _finite_difference_norms(function, X, step, scale):
         squared = np.zeros(m)
         for start in range(0, d, block):
             feats = np.arange(start, min(d, start + block))
-            k = len(feats)
-            shifts = np.zeros((2 * k, d))
-            shifts[np.arange(k), feats] = h[feats]
-            shifts[k + np.arange(k), feats] = -h[feats]
-            batch = (chunk[None, :, :] + shifts[:, None, :]).reshape(2 * k * m, d)
-            if is_sparse:
-                batch = sparse.csr_matrix(batch).asformat(fmt)
-            out = np.asarray(function(batch), dtype=np.float64).reshape(2 * k, m, -1)
-            # Scaled units: the difference over 2 * step, as d f / d x_j * s_j
-            # (0 for a column of scale 0: no step, no difference).
-            grad = (out[:k] - out[k:]) / (2 * step)
+            try:
+                grad = _block_differences(
+                    evaluate, chunk, feats, step, scale, dtypes[0]
+                )
+            except (RuntimeError, TypeError, ValueError) as exc:
+                if len(dtypes) == 1 or isinstance(exc, _StepError):
+                    raise
+                try:  # the model may accept float32 only
+                    grad = _block_differences(
+                        evaluate, chunk, feats, step, scale, dtypes[1]
+                    )
+                except (RuntimeError, TypeError, ValueError):
+                    raise exc from None
+                dtypes = dtypes[1:]
             squared += np.square(grad).sum(axis=(0, 2))
         norms[r0 : r0 + m] = np.sqrt(squared)
     return norms
+
+
+class _StepError(ValueError):
+    """A finite-difference step that rounding or overflow makes meaningless."""
+
+
+def _block_differences(evaluate, chunk, feats, step, scale, dtype):
+    """Scaled difference quotients ``d f / d x_j * s_j``: (k, m, n_outputs)."""
+    if dtype == np.float32:
+        step = max(step, _FLOAT32_STEP)
+    h = (step * scale).astype(dtype)
+    k, m, d = len(feats), chunk.shape[0], chunk.shape[1]
+    shifts = np.zeros((2 * k, d), dtype=dtype)
+    shifts[np.arange(k), feats] = h[feats]
+    shifts[k + np.arange(k), feats] = -h[feats]
+    with np.errstate(over="ignore", invalid="ignore"):
+        batch = chunk.astype(dtype, copy=False)[None, :, :] + shifts[:, None, :]
+        # The step as rounded in this dtype, per row and column.
+        realised = (
+            batch[np.arange(k), :, feats] - batch[k + np.arange(k), :, feats]
+        ).astype(np.float64)
+    given = np.isfinite(chunk[:, feats].T)  # missing values: no derivative
+    stepped = h[feats].astype(np.float64)[:, None] > 0
+    bad = given & stepped & ~(np.isfinite(realised) & (realised > 0))
+    if bad.any():
+        j = int(feats[np.argwhere(bad)[0, 0]])
+        top = float(np.nanmax(np.abs(chunk[:, j])))
+        raise _StepError(
+            f"gradient_norms: the finite-difference step of column {j} "
+            f"({float(h[j]):.3g}, {step:g} times its scale) is lost in "
+            f"{np.dtype(dtype).name} rounding or overflows at its values (up to "
+            f"{top:.3g} in magnitude). Standardise the column (e.g. a "
+            "StandardScaler before the model) or pass a larger step."
+        )
+    out = evaluate(batch.reshape(2 * k * m, d)).reshape(2 * k, m, -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(given & stepped, scale[feats, None] / realised, 0.5 / step)
+    # 0 for a column of scale 0 (no step, no difference) and missing values.
+    factor = np.where(stepped, factor, 0.0)
+    return (out[:k] - out[k:]) * factor[:, :, None]
+
+
+def _frame(batch, names):
+    """A batch as a DataFrame with the model's column names, for sklearn."""
+    try:
+        import pandas as pd
+    except ImportError:  # a model fitted on another frame library: names lost
+        return batch
+    return pd.DataFrame(batch, columns=names, copy=False)
 
 
 class DREGScorer:

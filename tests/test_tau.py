@@ -5,6 +5,7 @@ finite-difference norms of the same fitted function, so each CR check hides
 the CR methods behind a wrapper and compares the two paths.
 """
 
+import copy
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
@@ -374,3 +375,88 @@ def test_missing_values_have_no_derivative():
         warnings.simplefilter("error")
         norms = gradient_norms(model, X)
     assert np.all(np.isfinite(norms))
+
+
+# -- models of other dtypes and scales (issue 37 item 1; issue 36 R9, R18) ---------
+class _Float32Only(ClassifierMixin, BaseEstimator):
+    """A float32 torch module that refuses float64 input, as skorch's nets do."""
+
+    def fit(self, X, y):
+        torch.manual_seed(0)
+        self.classes_ = np.unique(y)
+        self.module_ = torch.nn.Sequential(
+            torch.nn.Linear(X.shape[1], 6), torch.nn.Tanh(), torch.nn.Linear(6, 2)
+        )
+        return self
+
+    def decision_function(self, X):
+        with torch.no_grad():
+            out = self.module_(torch.as_tensor(X))  # float64 in: RuntimeError
+        return (out[:, 1] - out[:, 0]).numpy()
+
+
+def _autograd_norms(module, X, scale):
+    x = torch.tensor(X, dtype=torch.float64, requires_grad=True)
+    double = copy.deepcopy(module).double()
+    out = double(x)
+    (grad,) = torch.autograd.grad((out[:, 1] - out[:, 0]).sum(), x)
+    return np.linalg.norm(grad.numpy() * scale, axis=1)
+
+
+def test_a_float32_only_model_is_differentiated_in_float32():
+    X, y = _task("binary")
+    model = _Float32Only().fit(X, y)
+    with pytest.raises(RuntimeError, match="dtype"):
+        model.decision_function(X)
+    expected = _autograd_norms(model.module_, X, X.std(axis=0))
+    norms = gradient_norms(model, X)
+    # float32 differences at a step chosen for float32: close, not exact.
+    np.testing.assert_allclose(norms, expected, rtol=2e-3)
+    assert np.isfinite(DREGScorer()(model, X))
+    # A float32 conversion step in front: the differences stay in float32.
+    pipe = make_pipeline(
+        FunctionTransformer(lambda a: np.asarray(a, dtype=np.float32)), model
+    )
+    pipe[0].fit(X)
+    np.testing.assert_allclose(gradient_norms(pipe, X), expected, rtol=2e-3)
+
+
+def test_a_float64_model_keeps_float64_differences():
+    X, y = _task("binary")
+    linear = _Function(lambda X: X @ np.array([1.0, -2.0, 0.5, 3.0, 0.0])).fit(X)
+    expected = np.linalg.norm(np.array([1.0, -2.0, 0.5, 3.0, 0.0]) * X.std(axis=0))
+    np.testing.assert_allclose(gradient_norms(linear, X), expected, rtol=1e-9)
+
+
+def test_a_spread_near_the_float64_limit_does_not_overflow():
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=80), 1e200 * rng.normal(size=80)])
+    linear = _Function(lambda X: X[:, 0] + 1e-200 * X[:, 1]).fit(X)
+    expected = np.hypot(X[:, 0].std(), (1e-200 * X[:, 1]).std())
+    np.testing.assert_allclose(gradient_norms(linear, X), expected, rtol=1e-6)
+    assert DREGScorer()(linear, X) == pytest.approx(1.0)
+
+
+def test_a_step_lost_in_rounding_is_a_clear_error():
+    rng = np.random.RandomState(0)
+    # A spread of 1e-9 on an offset of 1e6: a step of 1e-12 is below the
+    # offset's float64 resolution.
+    X = np.column_stack([1e6 + 1e-9 * rng.normal(size=50), rng.normal(size=50)])
+    linear = _Function(lambda X: X[:, 1]).fit(X)
+    with pytest.raises(ValueError, match="step of column 0 .* float64 rounding"):
+        gradient_norms(linear, X)
+    # A step from values near the float64 limit overflows.
+    X[:, 0] = np.where(np.arange(50) % 2, 1.0e308, 1.79e308)
+    with pytest.raises(ValueError, match="step of column 0"):
+        gradient_norms(linear, X, step=0.1)
+
+
+def test_a_model_fitted_on_a_frame_gets_frames_without_warnings():
+    X, y = _frame()
+    X = X.drop(columns="city").fillna(40.0)
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        norms = gradient_norms(forest, X)
+        DREGScorer()(forest, X)
+    assert norms.shape == (len(X),) and np.all(np.isfinite(norms))
