@@ -270,3 +270,16 @@ def test_compare_intervals_and_errors_of_the_new_options():
         result.compare(test="sign")
     text = result.to_markdown("ref", correction=None)
     assert "*: p ≤ 0.05 (no multiple-testing correction)" in text
+
+
+def test_equal_differences_on_every_split_are_not_significant():
+    # 'better' is 'ref' + 0.05 on every split, up to rounding: no variance.
+    result, _ = _result(shift=0.05, noise=0.0)
+    cmp = result.compare("ref")
+    better = cmp[cmp.model == "better"]
+    assert better["p_value"].isna().all() and not better["reject"].any()
+    text = result.to_markdown("ref")
+    assert _cell_p(text, "better", 1) == "n/a"
+    assert "p=n/a: the differences to ref are the same on every split" in text
+    # Without such a comparison, no note.
+    assert "p=n/a" not in _result()[0].to_markdown("ref")

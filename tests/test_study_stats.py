@@ -38,10 +38,50 @@ def test_corrected_ttest_is_more_conservative_than_plain():
 
 def test_corrected_ttest_degenerate_cases():
     assert corrected_ttest(np.zeros(5), 0.25) == (0.0, 1.0)
-    t, p = corrected_ttest(np.full(5, 0.1), 0.25)
-    assert t == np.inf and p == 0.0
     with pytest.raises(ValueError, match="at least 2"):
         corrected_ttest([0.1], 0.25)
+
+
+@pytest.mark.parametrize(
+    "differences",
+    [
+        [0.01, 0.01],
+        np.full(5, 0.1),
+        # Equal up to rounding noise: no spread to test against either.
+        [0.01, 0.01 + 1e-17, 0.01 - 2e-17, 0.01],
+        0.3 - np.array([0.29, 0.29, 0.29, 0.29]) + np.array([0, 1e-17, 0, -1e-17]),
+    ],
+)
+def test_no_significance_from_a_degenerate_variance(differences):
+    t, p = corrected_ttest(differences, 1.0)
+    assert np.isnan(t) and np.isnan(p)
+    mean, low, high = corrected_interval(differences, 1.0)
+    assert mean == pytest.approx(np.mean(differences))
+    assert np.isnan(low) and np.isnan(high)
+    # A real spread, however small beside the mean, is tested.
+    real = np.asarray(differences, dtype=float) + [
+        1e-6 * i for i in range(len(differences))
+    ]
+    assert np.isfinite(corrected_ttest(real, 1.0)[1])
+
+
+@pytest.mark.parametrize("ratio", [-0.2, np.nan, np.inf, "a"])
+def test_the_test_train_ratio_is_checked(ratio):
+    d = [0.01, 0.03, 0.02]
+    with pytest.raises(ValueError, match="test_train_ratio"):
+        corrected_ttest(d, ratio)
+    with pytest.raises(ValueError, match="test_train_ratio"):
+        corrected_interval(d, ratio)
+    with pytest.raises(ValueError, match="test_train_ratio"):
+        paired_test(d, "corrected_t", ratio)
+
+
+@pytest.mark.parametrize("p", [[0.1, 1.5], [-0.01, 0.2], [0.2, np.inf]])
+def test_p_values_outside_the_unit_interval_are_refused(p):
+    with pytest.raises(ValueError, match=r"p-values must lie in \[0, 1\]"):
+        adjust_pvalues(p)
+    with pytest.raises(ValueError, match="p-values"):
+        adjust_pvalues(p, None)
 
 
 def test_wilcoxon_matches_scipy_and_handles_all_zero():
@@ -111,7 +151,7 @@ def test_corrected_interval_agrees_with_the_corrected_ttest():
 
 
 def test_corrected_interval_degenerate_cases_and_errors():
-    assert corrected_interval(np.full(4, 0.1), 1.0) == pytest.approx((0.1, 0.1, 0.1))
+    assert corrected_interval(np.zeros(4), 1.0) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="at least 2"):
         corrected_interval([0.1], 1.0)
     with pytest.raises(ValueError, match="confidence"):

@@ -341,6 +341,13 @@ class StudyResult(_Records):
             f"two-sided {name} test against {reference}, paired over splits; "
             f"{mark}."
         )
+        untested = cmp["p_value"].isna() & (cmp["n_pairs"] >= 2)
+        if untested.any():
+            text += (
+                f" p=n/a: the differences to {reference} are the same on every "
+                "split (no variance to test against), so no test is made and "
+                "nothing is marked."
+            )
         if details:
             level = f"{1 - alpha:.0%}"
             detail_rows = [

@@ -25,6 +25,30 @@ TEST_LABELS = {
 CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", None: "no"}
 
 
+# A spread of the differences below this fraction of their size is rounding
+# noise (sqrt of float64's resolution): no variance to test against.
+_DEGENERATE_SPREAD = float(np.sqrt(np.finfo(np.float64).eps))
+
+
+def _check_ratio(test_train_ratio):
+    try:
+        ratio = float(test_train_ratio)
+    except (TypeError, ValueError):
+        ratio = np.nan
+    if not np.isfinite(ratio) or ratio < 0:
+        raise ValueError(
+            "test_train_ratio (n_test / n_train of the splits) must be a finite "
+            f"number >= 0, got {test_train_ratio!r}."
+        )
+    return ratio
+
+
+def _degenerate(d):
+    """Whether the spread of ``d`` is no spread: zero or rounding noise."""
+    spread = d.std(ddof=1)
+    return spread <= _DEGENERATE_SPREAD * np.max(np.abs(d))
+
+
 def corrected_ttest(differences, test_train_ratio):
     """Nadeau-Bengio corrected resampled t-test on paired differences.
 
@@ -38,14 +62,34 @@ def corrected_ttest(differences, test_train_ratio):
     differences : array-like of shape (k,)
         Paired score differences, one per split.
     test_train_ratio : float
-        ``n_test / n_train`` of the splits.
+        ``n_test / n_train`` of the splits: finite and >= 0 (0 gives the
+        plain paired t-test).
 
     Returns
     -------
     statistic : float
         The corrected t statistic (``k - 1`` degrees of freedom).
     pvalue : float
-        Two-sided p-value.
+        Two-sided p-value. When every difference is 0, ``(0.0, 1.0)``: the
+        two models scored alike on every split. When the differences are
+        equal but not 0, or their spread is below the rounding error of
+        their size (``sqrt(eps)`` of float64 relative to the largest), there
+        is no variance to test against: ``(nan, nan)``, not a significance.
+
+    Raises
+    ------
+    ValueError
+        With fewer than 2 differences, or a ratio that is negative or not a
+        finite number.
+
+    Examples
+    --------
+    >>> from cr_sklearn.study import corrected_ttest
+    >>> t, p = corrected_ttest([0.01, 0.03, 0.02, 0.04], 0.25)
+    >>> round(t, 2), p < 0.05
+    (2.74, False)
+    >>> corrected_ttest([0.01, 0.01], 1.0)
+    (nan, nan)
     """
     from scipy import stats
 
@@ -53,13 +97,12 @@ def corrected_ttest(differences, test_train_ratio):
     k = d.size
     if k < 2:
         raise ValueError(f"The corrected t-test needs at least 2 pairs, got {k}.")
-    mean = d.mean()
-    var = d.var(ddof=1)
-    denom = np.sqrt((1.0 / k + test_train_ratio) * var)
-    if denom == 0:
-        # Identical differences on every split: no variance to test against.
-        return (0.0, 1.0) if mean == 0 else (float(np.copysign(np.inf, mean)), 0.0)
-    t = mean / denom
+    ratio = _check_ratio(test_train_ratio)
+    if np.all(d == 0):
+        return 0.0, 1.0
+    if _degenerate(d):
+        return float("nan"), float("nan")
+    t = d.mean() / np.sqrt((1.0 / k + ratio) * d.var(ddof=1))
     return float(t), float(2 * stats.t.sf(abs(t), df=k - 1))
 
 
@@ -77,7 +120,8 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     differences : array-like of shape (k,)
         Paired score differences, one per split.
     test_train_ratio : float
-        ``n_test / n_train`` of the splits (1.0 for 5x2 cross-validation).
+        ``n_test / n_train`` of the splits (1.0 for 5x2 cross-validation):
+        finite and >= 0.
     confidence : float, default=0.95
         Coverage of the interval, in ``(0, 1)``.
 
@@ -86,8 +130,9 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     mean : float
         The mean difference.
     low, high : float
-        The interval's bounds; both equal ``mean`` when every difference is
-        the same.
+        The interval's bounds; both 0 when every difference is 0, and NaN
+        when the differences are equal otherwise (or spread by rounding
+        noise only), where :func:`corrected_ttest` has no p-value either.
 
     Examples
     --------
@@ -104,9 +149,14 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     k = d.size
     if k < 2:
         raise ValueError(f"The corrected interval needs at least 2 pairs, got {k}.")
+    ratio = _check_ratio(test_train_ratio)
     mean = float(d.mean())
+    if np.all(d == 0):
+        return mean, 0.0, 0.0
+    if _degenerate(d):
+        return mean, float("nan"), float("nan")
     half = stats.t.ppf((1 + confidence) / 2, df=k - 1) * np.sqrt(
-        (1.0 / k + test_train_ratio) * d.var(ddof=1)
+        (1.0 / k + ratio) * d.var(ddof=1)
     )
     return mean, float(mean - half), float(mean + half)
 
@@ -287,8 +337,26 @@ def adjust_pvalues(pvalues, method="holm"):
     -------
     adjusted : ndarray of shape (m,)
         Adjusted p-values, capped at 1.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``method`` or a p-value outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from cr_sklearn.study import adjust_pvalues
+    >>> adjust_pvalues([0.01, 0.04, 0.03]).round(2).tolist()
+    [0.03, 0.06, 0.06]
     """
     p = np.asarray(pvalues, dtype=float)
+    outside = ~np.isnan(p) & ~((p >= 0) & (p <= 1))
+    if outside.any():
+        raise ValueError(
+            "p-values must lie in [0, 1] (NaN for a missing one); got "
+            f"{p[outside][:5].tolist()} at positions "
+            f"{np.flatnonzero(outside)[:5].tolist()}."
+        )
     if method is None:
         return p.copy()
     if method not in ("holm", "bonferroni"):
