@@ -154,8 +154,9 @@ def _ordinal_classes(estimator):
 class OrdinalScorer:
     """An ordinal metric as an sklearn scorer, computed on label *ranks*.
 
-    Labels are mapped to their position in one order, taken in this
-    precedence: ``labels`` (as given); the ``classes_`` of a
+    Accuracy needs no order: without ``labels`` it compares the labels
+    themselves, whatever they are. The other metrics map labels to their
+    position in one order, taken in this precedence: ``labels`` (as given); the ``classes_`` of a
     :class:`CROrdinalRegressor` (bare, last in a pipeline, or inside a fitted
     search); the categories of an ordered pandas Categorical ``y``; for
     numbers, their sorted values (with the classifier's ``classes_``, so
@@ -247,6 +248,17 @@ class OrdinalScorer:
             Greater is better.
         """
         y_pred = np.asarray(estimator.predict(X))
+        if self.metric == "accuracy" and self.labels is None:
+            # Right or wrong needs no order: any labels, strings included.
+            y_true = np.asarray(y)
+            if y_true.shape != y_pred.shape:
+                raise ValueError(
+                    f"y has {y_true.shape[0]} labels and the predictions "
+                    f"{y_pred.shape[0]}: they must be as many."
+                )
+            return self.sign * float(
+                np.average(y_true == y_pred, weights=sample_weight)
+            )
         order = self._order(estimator, y, y_pred)
         true, pred = ranks(order, np.asarray(y)), ranks(order, y_pred)
         value = self._METRICS[self.metric](true, pred, sample_weight, len(order))

@@ -41,7 +41,7 @@ def test_scorer_ranks_by_the_given_order_not_alphabetically():
     assert qwk(close, X, y) > qwk(far, X, y)
 
 
-@pytest.mark.parametrize("name", sorted(ORDINAL_SCORERS))
+@pytest.mark.parametrize("name", sorted(set(ORDINAL_SCORERS) - {"accuracy"}))
 def test_scorers_refuse_to_guess_the_order_of_strings(name):
     close, X = _predicting(np.array(["Some", "Some"]))
     with pytest.raises(ValueError, match=r"order.*labels=.*ordered pandas"):
@@ -124,3 +124,20 @@ def test_macro_mae_takes_the_order():
     pd = pytest.importorskip("pandas", reason="Categorical labels need pandas")
     y = pd.Categorical(y_true, categories=ORDER, ordered=True)
     assert macro_averaged_mean_absolute_error(y, y_pred) == 0.75
+
+
+def test_accuracy_needs_no_order():
+    from sklearn.linear_model import LogisticRegression
+
+    X, codes = make_ordinal_data(n=120)
+    y = np.array(ORDER)[codes % 3]
+    model = LogisticRegression(max_iter=500).fit(X, y)
+    accuracy = get_ordinal_scorer("accuracy")
+    assert accuracy(model, X, y) == pytest.approx(model.score(X, y))
+    weights = np.linspace(0.5, 2.0, len(y))
+    assert accuracy(model, X, y, sample_weight=weights) == pytest.approx(
+        model.score(X, y, sample_weight=weights)
+    )
+    # The order-based metrics still ask for it.
+    with pytest.raises(ValueError, match="labels="):
+        get_ordinal_scorer("neg_mean_absolute_error")(model, X, y)
