@@ -90,6 +90,88 @@ nothing fixed, split them 7 and 7 (imbalance 2: multiclass 1/2, nonlinear
 1/2); each half has 3 many-one-hot tables. ``tests/test_benchmark_suite.py``
 checks that redrawing gives the committed labels of each group.
 
+Tables of 2,000 rows and more added later (issue 39, group ``"sizes"``),
+chosen and split by this rule, committed with the tables and their halves
+before any model ran on them (nothing below depends on a model's result):
+
+1. Source: an R data set installed by ``pydataset``, a table bundled with
+   scikit-learn or one in ``../shared/data``: nothing downloaded.
+2. Real observations of exchangeable units, as the documentation describes
+   them: not simulated, constructed or imputed by a model, not counts per
+   cell, not a time series, not a panel or repeated measures of the same
+   units (several rows per person, household, site, team or country), not
+   units nested in a group whose property is the target.
+3. At least 2,000 rows with a label. A table of more than 50,000 rows keeps
+   50,000 drawn with ``numpy.random.RandomState(0)`` (as diamonds keeps
+   10,000), so that the band above 20,000 rows exists at a bounded cost.
+4. The target is the outcome the documentation names: the response it
+   calls so, else the quantity its title or source studies (a survey's own
+   name names none), else for survival data the event indicator, the
+   follow-up times dropped. A categorical outcome (a factor, strings,
+   yes/no, an integer code of 2 to 10 categories) is the target; a count or
+   a non-negative amount with zeros (visits, hours, spending, a share)
+   gives "above zero" (as fair's any affair and mroz's work), the outcome
+   and the columns that restate it dropped. Where no outcome is named, or
+   the named one is a measurement without zeros or fails rule 5, the target
+   is the first column in the table's order that records a group or type
+   of the unit (sex, race, region, a genre, a procedure); a design factor
+   (a treatment, block, sampling or study the researchers assigned) never
+   is. Levels are kept as they are.
+5. Every class has at least 20 rows and 2% of the rows.
+6. Features: the other columns, less identifiers (names, id numbers),
+   sampling weights and the columns that define or derive from the target;
+   at least two remain; no single feature predicts the target without
+   error (as rule 5 of the small tables). Numeric codes of nominal
+   categories (states, communes, hospitals, schools, regions, races) are
+   read as categories.
+7. Not the data of a table of this suite or of the ordinal suite, nor a
+   subset, copy or derivative of one; of two copies among the candidates,
+   the first in pydataset's index is kept.
+
+Applied to every table of 2,000 rows or more in pydataset's index
+(scikit-learn bundles none; ``../shared/data`` holds no other), in its order:
+out by rule 2: sunspot.month, sunspots, treering, NOxEmissions, SP500 (two),
+Garch, rain, wavesurge, bmw, danish, siemens, sp.raw, spto87 (time series),
+amis (repeated speeds at 14 site pairs), xclara and MacdonellDF (artificial;
+two columns), mdvis (two survey waves), rwm and rwm5yr, Catsup, Cracker,
+Ketchup, Tuna, Yogurt, Train, LaborSupply, Males and Wages (both packages),
+Wages1, RetSchool (called panels by their documentation), MunExp, SumHes (two),
+Snmesp, PatentsHGH, PatentsRD, baseball, Bundesliga, ohio, InstEval (panels or
+repeated measures), hr1420, mhtdata and mfblong (example data), immi1 to immi5
+and immigration (imputed), nlschools (pupils in classes, the target a class's);
+rule 3: azcabgptca, azdrg112, BudgetItaly, BudgetUK, politicalInformation,
+CNES, colon, ability, iqitems, voteincome, radarImage; rule 4: UnempDur (four
+competing event indicators), epi and msq (items only; msq's condition is
+assigned), Earnings (one feature), Forbes2000 (no column of 2 to 10
+categories), PSID (married, the first group, has a class of 9 rows); rule 7:
+Chile, Computers, Hdma, flchain, bfi, VerbAgg, diamonds, Kakadu (in the
+suites), azprocedure (azpro's copy), MedExp (DoctorContacts' study and
+columns). In: pneumon (hospitalised; chldage and agepn, the follow-up ages,
+dropped), SLID (sex), Vocab (sex: vocabulary above zero has a class of 0.9%),
+Benefits (ui, the recipiency its source studies), BudgetFood (sex: wfood
+above zero has 60 rows), CPSch3 (sex: earnings have no zeros), Car (choice),
+DoctorAUS, DoctorContacts, OFP, rwm1984, HI, Workinghours, Tobacco, VietNamH
+and Treatment (the count or amount above zero), Schooling (south66: the
+wage has no zeros), Star (sex: scores, and the class type is assigned),
+VietNamI (sex: its spending has no zeros), movies (Action: ratings have no
+zeros and mpaa a class of 16 rows), Aids2 (status), nwtco (rel), mid
+(conflict), turnout (vote), azpro (procedure: the stay has no zeros).
+
+Halves (:func:`draw_sizes_split`, ``SIZES_SEED = 39``): by size band
+(:func:`size_band`: under 2,000 rows, 2,000 to 20,000, above 20,000), in the
+order of the sha256 of ``"39:<name>"``, each table goes to the half that
+holds fewer tables of its band (counting the tables already there; on a tie
+the tuning half), until each half holds ``BAND_QUOTA`` tables of the band
+(12 of 2,000 to 20,000 rows, 3 above 20,000: the cost of a full run stays
+bounded); the tables left over are not in the suite (star, nwtco, ofp,
+budgetfood, pneumon, rwm1984). Each half then has 12 tables of 2,000 to
+20,000 rows and 3 above 20,000. For the band above 20,000 the suite's SVC
+trains on a stratified subsample of at most ``SVC_MAX_ROWS`` = 10,000 rows
+of each training fold (an RBF kernel's cost grows with the square of the
+rows), named in the report; every other model sees the whole fold.
+``tests/test_benchmark_suite.py`` checks that redrawing gives the committed
+labels.
+
 The ``nonlinear`` tag was measured once: 3-fold stratified CV (seed 0) on
 the suite's preprocessing of LogisticRegression(max_iter=1000),
 HistGradientBoostingClassifier(random_state=0) and
@@ -111,21 +193,58 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "BAND_QUOTA",
+    "SIZES_CANDIDATES",
+    "SIZES_SEED",
     "SMALL_SPLIT_SEED",
     "SPLIT_SEED",
+    "SVC_MAX_ROWS",
     "TABLES",
     "Table",
     "default_data_dir",
+    "draw_sizes_split",
     "draw_split",
     "get_tables",
     "load_table",
     "regimes",
+    "size_band",
     "why_unavailable",
 ]
 
 DATA_ENV = "CR_SKLEARN_SUITE_DATA"
 SPLIT_SEED = 14
 SMALL_SPLIT_SEED = 27
+SIZES_SEED = 39
+BAND_QUOTA = {"2,000-20,000": 12, "above 20,000": 3}
+SVC_MAX_ROWS = 10_000
+#: The tables that passed the rule of group "sizes", with their rows.
+SIZES_CANDIDATES = {
+    "pneumon": 3470,
+    "slid": 7425,
+    "vocab": 21638,
+    "benefits": 4877,
+    "budgetfood": 23971,
+    "cpsch3": 11130,
+    "car_choice": 4654,
+    "doctoraus": 5190,
+    "doctorcontacts": 20186,
+    "ofp": 4406,
+    "rwm1984": 3874,
+    "hi": 22272,
+    "workinghours": 3382,
+    "tobacco": 2724,
+    "vietnamh": 5999,
+    "treatment": 2675,
+    "schooling": 3010,
+    "star": 5748,
+    "vietnami": 27765,
+    "movies": 50000,
+    "aids2": 2843,
+    "nwtco": 4028,
+    "mid": 3126,
+    "turnout": 2000,
+    "azpro": 3589,
+}
 FIXED_TUNE = (
     "adult",
     "biopsy",
@@ -159,7 +278,8 @@ class Table:
     and the labels. ``files`` are the paths under the shared data folder the
     table needs (empty for tables that come with installed packages).
     ``group`` names the draw that set its half: ``"first"`` (the tables of
-    the first draw) or ``"small"`` (the small tables added later).
+    the first draw), ``"small"`` (the small tables added later) or
+    ``"sizes"`` (the tables of 2,000 rows and more added after them).
     """
 
     name: str
@@ -169,7 +289,7 @@ class Table:
     target: str
     shape: tuple
     categorical: bool
-    nonlinear: bool
+    nonlinear: bool | None
     split: str
     source: str
     files: tuple = field(default=())
@@ -291,6 +411,67 @@ def draw_split(
     chosen = choices[np.random.RandomState(seed).choice(best)]
     tune = set(np.flatnonzero(is_tune)) | set(chosen)
     return {n: "tune" if i in tune else "confirm" for i, n in enumerate(names)}
+
+
+def size_band(n_rows):
+    """The size band of a table of ``n_rows`` rows.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the table.
+
+    Returns
+    -------
+    band : {"under 2,000", "2,000-20,000", "above 20,000"}
+    """
+    if n_rows < 2000:
+        return "under 2,000"
+    return "2,000-20,000" if n_rows <= 20_000 else "above 20,000"
+
+
+def draw_sizes_split(candidates, tables, seed=SIZES_SEED, quota=BAND_QUOTA):
+    """The halves of the tables of group ``"sizes"`` (the rule in the docstring).
+
+    Parameters
+    ----------
+    candidates : dict of str to int
+        Table name to rows, the tables that passed the rule.
+    tables : sequence of Table
+        The tables already in the suite (their halves are counted).
+    seed : int, default=SIZES_SEED
+        Prefix of the hashed names that orders the candidates.
+    quota : dict of str to int, default=BAND_QUOTA
+        Tables of each band a half holds at most.
+
+    Returns
+    -------
+    split : dict of str to str or None
+        Candidate to ``"tune"``, ``"confirm"`` or None (left over).
+    """
+    import hashlib
+
+    counts = {}
+    for table in tables:
+        key = (size_band(table.n_rows), table.split)
+        counts[key] = counts.get(key, 0) + 1
+
+    def order(name):
+        return hashlib.sha256(f"{seed}:{name}".encode()).hexdigest()
+
+    split = {}
+    for name in sorted(candidates, key=order):
+        band = size_band(candidates[name])
+        open_halves = [
+            h for h in ("tune", "confirm") if counts.get((band, h), 0) < quota[band]
+        ]
+        if not open_halves:
+            split[name] = None
+            continue
+        half = min(open_halves, key=lambda h: counts.get((band, h), 0))
+        counts[band, half] = counts.get((band, half), 0) + 1
+        split[name] = half
+    return split
 
 
 def why_unavailable(table, data_dir=None):
@@ -489,12 +670,48 @@ def _diamonds(data_dir):
     return _xy(d.iloc[np.sort(rows)], "cut")
 
 
+def _above_zero(name, outcome, drop=(), categorical=()):
+    """Whether a count or amount ``outcome`` is above zero; it and ``drop`` dropped."""
+
+    def load(data_dir):
+        d = _rdata(name).dropna(subset=[outcome])
+        X = d.drop(columns=[outcome, *drop])
+        return _categorical(X, categorical), (d[outcome] > 0).to_numpy(int)
+
+    return load
+
+
+def _movies(data_dir):
+    d = _rdata("movies")
+    # Over 50,000 rows: 50,000 drawn with RandomState(0) (the rule of group
+    # "sizes"); the title is an identifier.
+    rows = np.random.RandomState(0).choice(len(d), 50_000, replace=False)
+    return _xy(d.iloc[np.sort(rows)], "Action", drop=["title"])
+
+
 def _r_origin(package, item, what):
     return f"R package {package}, {item}: {what} (via pydataset)"
 
 
 def _r_licence(package, licence):
     return f"unstated (R package {package}: {licence})"
+
+
+def _sized(name, package, item, what, licence, target, load, shape, cat, split):
+    """A table of group ``"sizes"`` (an R table; nonlinear not measured)."""
+    return Table(
+        name=name,
+        load=load,
+        origin=_r_origin(package, item, what),
+        licence=_r_licence(package, licence),
+        target=target,
+        shape=shape,
+        categorical=cat,
+        nonlinear=None,
+        split=split,
+        source="pydataset",
+        group="sizes",
+    )
 
 
 _UCI = "CC BY 4.0 (UCI); scikit-learn's copy is BSD-3-Clause"
@@ -1123,5 +1340,236 @@ TABLES = [
         split="tune",
         source="pydataset",
         group="small",
+    ),
+    # --- tables of 2,000 rows and more added later (group "sizes"; the rule
+    # and the draw of their halves are in the module docstring). nonlinear:
+    # not measured (None).
+    _sized(
+        "mid",
+        "Zelig",
+        "mid",
+        "militarized interstate disputes, King & Zeng",
+        "GPL",
+        "a dispute (conflict) from power, contiguity and democracy",
+        _simple("mid", "conflict"),
+        (3126, 6, 2),
+        False,
+        "tune",
+    ),
+    _sized(
+        "benefits",
+        "Ecdat",
+        "Benefits",
+        "displaced blue-collar workers, 1972-91",
+        _GPL2P,
+        "applied for and received UI benefits (ui)",
+        _simple("Benefits", "ui", categorical=["state"]),
+        (4877, 70, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "aids2",
+        "MASS",
+        "Aids2",
+        "Australian AIDS cases before July 1991",
+        _GPL2OR3,
+        "dead at the end of observation (its date dropped)",
+        _simple("Aids2", "status", drop=["death"]),
+        (2843, 15, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "doctorcontacts",
+        "Ecdat",
+        "DoctorContacts",
+        "RAND health insurance experiment",
+        _GPL2P,
+        "any outpatient visit (mdu > 0; mdu dropped)",
+        _above_zero("DoctorContacts", "mdu"),
+        (20186, 17, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "slid",
+        "car",
+        "SLID",
+        "Ontario, Survey of Labour and Income Dynamics 1994",
+        _GPL2P,
+        "sex from wages, education, age and language",
+        _simple("SLID", "sex"),
+        (7425, 7, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "vietnamh",
+        "Ecdat",
+        "VietNamH",
+        "Viet Nam living standards survey 1997, households",
+        _GPL2P,
+        "any medical spending (lnmed > 0; lnmed and lnexp12m dropped)",
+        _above_zero("VietNamH", "lnmed", drop=["lnexp12m"], categorical=["commune"]),
+        (5999, 202, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "tobacco",
+        "Ecdat",
+        "Tobacco",
+        "Belgian household budgets 1995-96",
+        _GPL2P,
+        "buys tobacco (stobacco > 0; stobacco dropped)",
+        _above_zero("Tobacco", "stobacco"),
+        (2724, 12, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "schooling",
+        "Ecdat",
+        "Schooling",
+        "NLS young men 1966-76, Card 1995",
+        _GPL2P,
+        "lived in the south in 1966 (south66)",
+        _simple("Schooling", "south66"),
+        (3010, 35, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "turnout",
+        "Zelig",
+        "turnout",
+        "1992 National Election Survey",
+        "GPL",
+        "voted, from race, age, education and income",
+        _simple("turnout", "vote"),
+        (2000, 4, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "workinghours",
+        "Ecdat",
+        "Workinghours",
+        "wives' working hours 1987, Lee 1995",
+        _GPL2P,
+        "the wife works (hours > 0; hours dropped)",
+        _above_zero("Workinghours", "hours"),
+        (3382, 14, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "vocab",
+        "car",
+        "Vocab",
+        "General Social Surveys 1972-2004",
+        _GPL2P,
+        "sex from year, education and vocabulary score",
+        _simple("Vocab", "sex"),
+        (21638, 3, 2),
+        False,
+        "tune",
+    ),
+    _sized(
+        "doctoraus",
+        "Ecdat",
+        "DoctorAUS",
+        "Australian health survey 1977-78",
+        _GPL2P,
+        "any doctor consultation (doctorco > 0; dropped)",
+        _above_zero("DoctorAUS", "doctorco"),
+        (5190, 19, 2),
+        True,
+        "tune",
+    ),
+    _sized(
+        "movies",
+        "ggplot2",
+        "movies",
+        "IMDB movies, 50,000 of 58,788 rows, seed 0",
+        "GPL-2 (ggplot2 before its MIT relicence)",
+        "genre Action (title dropped)",
+        _movies,
+        (50000, 26, 2),
+        True,
+        "confirm",
+    ),
+    _sized(
+        "hi",
+        "Ecdat",
+        "HI",
+        "health insurance and wives' hours 1993, Olson 1998",
+        _GPL2P,
+        "the wife works (whrswk > 0; it and the weight dropped)",
+        _above_zero("HI", "whrswk", drop=["wght"]),
+        (22272, 21, 2),
+        True,
+        "confirm",
+    ),
+    _sized(
+        "cpsch3",
+        "Ecdat",
+        "CPSch3",
+        "Current Population Survey 1992 and 1998",
+        _GPL2P,
+        "sex from year and hourly earnings",
+        _simple("CPSch3", "sex"),
+        (11130, 2, 2),
+        False,
+        "confirm",
+    ),
+    _sized(
+        "car_choice",
+        "Ecdat",
+        "Car",
+        "stated car choice, McFadden & Train 2000",
+        _GPL2P,
+        "vehicle chosen (6) from the six propositions",
+        _simple("Car", "choice"),
+        (4654, 99, 6),
+        True,
+        "confirm",
+    ),
+    _sized(
+        "treatment",
+        "Ecdat",
+        "Treatment",
+        "Lalonde 1986 training evaluation",
+        _GPL2P,
+        "any earnings in 1978 (re78 > 0; re78 dropped)",
+        _above_zero("Treatment", "re78"),
+        (2675, 11, 2),
+        True,
+        "confirm",
+    ),
+    _sized(
+        "azpro",
+        "COUNT",
+        "azpro",
+        "Arizona cardiovascular patients 1991",
+        "GPL-2",
+        "procedure CABG or PTCA (length of stay kept)",
+        _simple("azpro", "procedure", categorical=["hospital"]),
+        (3589, 21, 2),
+        True,
+        "confirm",
+    ),
+    _sized(
+        "vietnami",
+        "Ecdat",
+        "VietNamI",
+        "Viet Nam living standards survey 1997, individuals",
+        _GPL2P,
+        "sex from health, care and household spending",
+        _simple("VietNamI", "sex", categorical=["commune"]),
+        (27765, 204, 2),
+        True,
+        "confirm",
     ),
 ]

@@ -71,7 +71,7 @@ def test_the_small_tables_split_is_their_own_seeded_draw():
     assert list(committed.values()).count("tune") == len(SMALL) // 2
     # Another seed draws another split among the equally balanced ones.
     assert registry.draw_split(SMALL, seed=0, fixed=()) != drawn
-    assert {t.group for t in TABLES} == {"first", "small"}
+    assert {t.group for t in TABLES} == {"first", "small", "sizes"}
 
 
 def test_the_small_tables_are_small_and_cover_the_regimes():
@@ -97,6 +97,42 @@ def test_each_half_of_the_small_tables_has_many_one_hot_tables(half):
     assert many >= 2
 
 
+SIZES = [t for t in TABLES if t.group == "sizes"]
+
+
+def test_the_sizes_tables_split_is_their_own_draw_by_band():
+    earlier = [t for t in TABLES if t.group != "sizes"]
+    drawn = registry.draw_sizes_split(registry.SIZES_CANDIDATES, earlier)
+    assert {t.name: t.split for t in SIZES} == {n: h for n, h in drawn.items() if h}
+    assert {t.name: t.n_rows for t in SIZES}.items() <= (
+        registry.SIZES_CANDIDATES.items()
+    )
+    # Each half holds its quota of each band of 2,000 rows and more.
+    for band, quota in registry.BAND_QUOTA.items():
+        for half in ("tune", "confirm"):
+            held = [
+                t
+                for t in TABLES
+                if t.split == half and registry.size_band(t.n_rows) == band
+            ]
+            assert len(held) == quota, (band, half)
+    assert all(t.n_rows >= 2000 and t.nonlinear is None for t in SIZES)
+
+
+def test_size_bands_and_the_draw_rule():
+    assert [registry.size_band(n) for n in (1999, 2000, 20_000, 20_001)] == [
+        "under 2,000",
+        "2,000-20,000",
+        "2,000-20,000",
+        "above 20,000",
+    ]
+    # Ties go to the tuning half; a half at its quota takes no more.
+    drawn = registry.draw_sizes_split(
+        {"a": 3000, "b": 3000, "c": 3000}, [], quota={"2,000-20,000": 1}
+    )
+    assert sorted(drawn.values(), key=str) == [None, "confirm", "tune"]
+
+
 def test_the_draw_depends_on_the_seed_only_among_free_tables():
     other = registry.draw_split(FIRST, seed=0)
     assert all(other[name] == "tune" for name in registry.FIXED_TUNE)
@@ -110,7 +146,7 @@ def test_the_regimes_are_covered():
     assert sum(t.categorical for t in TABLES) >= 4
     assert {t.task for t in TABLES} == {"binary", "multiclass"}
     assert ((rows >= 5000) & (rows <= 50_000)).sum() >= 3
-    assert {t.nonlinear for t in TABLES} == {True, False}
+    assert {True, False} <= {t.nonlinear for t in TABLES}
     # Each half has small, wide, categorical and multiclass tables.
     for half in ("tune", "confirm"):
         tags = {tag for t in TABLES if t.split == half for tag in registry.regimes(t)}
