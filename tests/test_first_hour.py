@@ -238,3 +238,39 @@ def test_fitted_net_and_module_render_readably(name):
     assert "&lt;class" not in html and "ModuleList" not in html
     # No documentation link: setup.cfg records no documentation URL.
     assert est._get_doc_link() == ""
+
+
+# -- warnings once, progress lines in a log (issue 37 items 3, 4) --------------------
+class _Warns(ClassifierMixin, BaseEstimator):
+    """Warns in every fit, as a CR fit on too few rows for its bins does."""
+
+    def fit(self, X, y):
+        import warnings
+
+        warnings.warn("column 3 has too few values", UserWarning, stacklevel=2)
+        self.classes_ = np.unique(y)
+        self.majority_ = self.classes_[np.argmax(np.unique(y, return_counts=True)[1])]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_each_warning_of_the_fits_is_shown_once_with_its_count(n_jobs, recwarn):
+    X, y = load_pima(return_X_y=True)
+    data_fraction_study(
+        {"m": _Warns()}, X, y, fractions=(0.5, 1.0), cv=3, n_jobs=n_jobs
+    )
+    shown = [str(w.message) for w in recwarn if "too few values" in str(w.message)]
+    assert shown == ["column 3 has too few values (in 6 of 6 fits)"]
+
+
+def test_progress_lines_for_logs_and_pipes(capsys):
+    assert resolve_progress("lines", "x") == "lines"
+    _small_study(progress="lines")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("study: 1/4 fits (25%), ") and "time left ~" in err[0]
+    assert err[-1].startswith("study: 4/4 fits in ")
+    # At most one line per interval between the first and the last.
+    assert len(err) == 2

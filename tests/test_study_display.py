@@ -120,6 +120,28 @@ def test_one_fraction_titles_the_fraction():
     plt.close(display.figure_)
 
 
+def test_one_fraction_is_a_row_per_model_not_a_fraction_axis():
+    display = StudyDisplay.from_result(_study(fractions=[1.0]), dataset="pima")
+    figure = display.figure_
+    title = figure.get_suptitle().replace("\n", " ")
+    assert "nested" not in title and "614 training rows on average" in title
+    labels = [t.get_text() for t in display.ax_.get_yticklabels()]
+    assert labels == ["CR (reference)", *MODELS[1:]]
+    assert display.ax_.get_xlabel() == "accuracy" and display.legend_ is None
+    # LogisticRegression is 0.1 better on every split: marked, in view.
+    assert len(display.marks_["LogisticRegression"]) == 1
+    assert display.diff_ax_.get_xlabel() == "accuracy: model - CR"
+    # The scores' axis spans the data, not the rounding of one point.
+    low, high = display.ax_.get_xlim()
+    assert high - low > 0.1
+    figure.canvas.draw()
+    tight = figure.get_tightbbox(figure.canvas.get_renderer())
+    width, height = figure.get_size_inches()
+    assert tight.x0 >= -0.01 and tight.x1 <= width + 0.01
+    assert tight.y0 >= -0.01 and tight.y1 <= height + 0.01
+    plt.close(figure)
+
+
 def test_column_layout_for_narrow_pages():
     display = StudyDisplay.from_result(_study(), dataset="pima", layout="column")
     figure = display.figure_

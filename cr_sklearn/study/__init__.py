@@ -6,7 +6,7 @@ pandas summaries, paired statistical tests and matplotlib Displays.
 """
 
 from ._baselines import default_baselines
-from ._datasets import load_study_dataset
+from ._datasets import load_study_dataset, tabular_preprocessor
 from ._deps import check_dependencies
 from ._display import StudyDisplay
 from ._factorial import PRESETS as FACTORIAL_PRESETS
@@ -41,6 +41,7 @@ __all__ = [
     "load_study_dataset",
     "paired_interval",
     "paired_test",
+    "tabular_preprocessor",
     "wilcoxon_interval",
     "wilcoxon_test",
 ]

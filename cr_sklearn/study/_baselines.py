@@ -25,7 +25,8 @@ class _LabelEncodedClassifier(ClassifierMixin, BaseEstimator):
     """Fit ``estimator`` on labels encoded as 0..K-1, answer in the labels.
 
     XGBoost only accepts contiguous integer classes; wrapping it lets a study
-    use any labels (strings, wine quality scores 3..8).
+    use any labels (strings, wine quality scores 3..8). A DataFrame reaches
+    it as an array: XGBoost refuses column names with ``[``, ``]`` or ``<``.
     """
 
     def __init__(self, estimator):
@@ -35,7 +36,7 @@ class _LabelEncodedClassifier(ClassifierMixin, BaseEstimator):
         encoder = LabelEncoder().fit(y)
         self.classes_ = encoder.classes_
         self.estimator_ = clone(self.estimator).fit(
-            X, encoder.transform(y), **fit_params
+            _values(X), encoder.transform(y), **fit_params
         )
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
@@ -43,11 +44,15 @@ class _LabelEncodedClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         check_is_fitted(self)
-        return self.classes_[self.estimator_.predict(X).astype(int)]
+        return self.classes_[self.estimator_.predict(_values(X)).astype(int)]
 
     def predict_proba(self, X):
         check_is_fitted(self)
-        return self.estimator_.predict_proba(X)
+        return self.estimator_.predict_proba(_values(X))
+
+
+def _values(X):
+    return X.to_numpy() if hasattr(X, "to_numpy") else X
 
 
 class _LeafScaledHistGradientBoosting(ClassifierMixin, BaseEstimator):

@@ -1,58 +1,93 @@
-"""Named datasets for studies and the command line."""
+"""Named datasets and CSV files for studies and the command line."""
 
 import os
 from pathlib import Path
 
 import numpy as np
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-__all__ = ["DATASETS", "load_study_dataset"]
+__all__ = ["DATASETS", "load_study_dataset", "tabular_preprocessor"]
 
 DATASETS = ("pima", "wine-red", "wine-white", "breast-cancer", "digits")
 
+#: A CSV file larger than this is refused before it is read: a study fits
+#: hundreds of models on it, so subsample it first.
+MAX_CSV_BYTES = 1 << 30
+#: Values beyond this magnitude overflow float64 when squared (a variance, a
+#: standardisation): no model of a study trains on them.
+MAX_MAGNITUDE = 1e150
+#: The most categories one-hot encoded per text column; rarer values share
+#: one column ("infrequent"), so that an identifier column stays narrow.
+MAX_CATEGORIES = 32
 
-def load_study_dataset(name, target=None):
+
+def _some(names, limit=8):
+    """A short, bounded listing of ``names`` for a message."""
+    names = list(names)
+    shown = [repr(n) if len(repr(n)) <= 40 else repr(n)[:37] + "..." for n in names]
+    text = ", ".join(shown[:limit])
+    if len(names) > limit:
+        text += f", ... ({len(names) - limit:,} more)"
+    return f"[{text}]"
+
+
+def _counts(counts, limit=8):
+    """``'a' (2 rows), 'b' (1 rows)`` for a Series of counts, bounded."""
+    items = list(counts.items())
+    text = ", ".join(f"{_some([c])[1:-1]} ({n} rows)" for c, n in items[:limit])
+    if len(items) > limit:
+        text += f", ... ({len(items) - limit:,} more columns)"
+    return text
+
+
+def load_study_dataset(name, target=None, *, as_frame=False):
     """Load a named dataset or a CSV file as ``(X, y)``.
 
     Parameters
     ----------
     name : str
         One of ``"pima"``, ``"wine-red"``, ``"wine-white"``,
-        ``"breast-cancer"``, ``"digits"``, or the path of a CSV file with a
-        header row.
+        ``"breast-cancer"``, ``"digits"``, or the path of a CSV file (UTF-8,
+        a header row, at most 1 GiB).
     target : str, default=None
         The label column of a CSV file (required for files).
+    as_frame : bool, default=False
+        Return the features as a pandas DataFrame with their column names.
+        A CSV file's text columns and missing values are then kept, for a
+        preprocessing step inside each fold (see
+        :func:`tabular_preprocessor`); without ``as_frame`` they are errors.
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features)
-        Features (float64).
+    X : ndarray or DataFrame of shape (n_samples, n_features)
+        Features: float64, or with ``as_frame`` a DataFrame whose numeric
+        columns are float64 and text columns as read.
     y : ndarray of shape (n_samples,)
         Labels.
 
     Raises
     ------
     ValueError
-        For an unknown name, a path that does not exist, a CSV file that is
-        empty or has no data rows, without the ``target`` column, with
-        non-numeric feature columns or with missing values (naming the
-        columns).
+        For an unknown name, a path that does not exist, a file that is not
+        UTF-8 CSV text, is larger than 1 GiB, is empty or has no data rows;
+        a header with a name twice (the second copy would otherwise become a
+        feature), without the ``target`` column; labels missing in some
+        rows; infinite values or values beyond 1e150 in magnitude; and,
+        without ``as_frame``, non-numeric feature columns or missing values.
+        The messages name the file and the columns.
+
+    Examples
+    --------
+    >>> from cr_sklearn.study import load_study_dataset
+    >>> X, y = load_study_dataset("pima", as_frame=True)
+    >>> X.shape, list(X.columns[:2])
+    ((768, 8), ['pregnancies', 'glucose'])
     """
-    if name == "pima":
-        from cr_sklearn.datasets import load_pima
-
-        return load_pima(return_X_y=True)
-    if name in ("wine-red", "wine-white"):
-        from cr_sklearn.datasets import load_wine_quality
-
-        return load_wine_quality(color=name.split("-")[1], return_X_y=True)
-    if name == "breast-cancer":
-        from sklearn.datasets import load_breast_cancer
-
-        return load_breast_cancer(return_X_y=True)
-    if name == "digits":
-        from sklearn.datasets import load_digits
-
-        return load_digits(return_X_y=True)
+    if name in DATASETS:
+        return _named_dataset(name, as_frame)
     path = Path(name)
     if not path.exists():
         if "/" in name or os.sep in name or path.suffix:
@@ -65,33 +100,242 @@ def load_study_dataset(name, target=None):
         raise ValueError(f"{name!r} is not a file (a CSV file with a header row).")
     if target is None:
         raise ValueError(f"A CSV dataset needs the label column: --target for {name}.")
+    frame = _read_csv(path, name, target)
+    X = frame.drop(columns=[target])
+    y = frame[target].to_numpy()
+    X = _check_features(X, name, as_frame)
+    return X, y
+
+
+def _named_dataset(name, as_frame):
+    if name == "pima":
+        from cr_sklearn.datasets import load_pima
+
+        return load_pima(return_X_y=True, as_frame=as_frame)
+    if name in ("wine-red", "wine-white"):
+        from cr_sklearn.datasets import load_wine_quality
+
+        return load_wine_quality(
+            color=name.split("-")[1], return_X_y=True, as_frame=as_frame
+        )
+    from sklearn.datasets import load_breast_cancer, load_digits
+
+    loader = load_breast_cancer if name == "breast-cancer" else load_digits
+    X, y = loader(return_X_y=True, as_frame=as_frame)
+    return (X.astype(np.float64), y.to_numpy()) if as_frame else (X, y)
+
+
+def _read_csv(path, name, target):
+    """The CSV file as a DataFrame, after its size and header are checked."""
     import pandas as pd
 
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
+    size = path.stat().st_size
+    if size > MAX_CSV_BYTES:
         raise ValueError(
-            f"{name} is empty: a CSV dataset needs a header row and data rows."
-        ) from None
-    if target not in frame.columns:
-        raise ValueError(
-            f"Column {target!r} is not in {name}; columns: {list(frame.columns)}."
+            f"{name} is {size / 2**30:.1f} GiB, above the 1 GiB a study reads: a "
+            "study fits hundreds of models on it; subsample it first."
         )
+
+    def read(**kwargs):
+        try:
+            return pd.read_csv(path, encoding="utf-8", **kwargs)
+        except pd.errors.EmptyDataError:
+            raise ValueError(
+                f"{name} is empty: a CSV dataset needs a header row and data rows."
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{name} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                f"position {exc.start}): save it as UTF-8 CSV."
+            ) from None
+        except (pd.errors.ParserError, ValueError) as exc:
+            first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise ValueError(f"{name} cannot be read as CSV: {first}") from None
+
+    # The header as written: pandas renames a repeated name ("label.1").
+    header = read(header=None, nrows=1, dtype=str, keep_default_na=False)
+    names = header.iloc[0].tolist() if len(header) else []
+    seen, repeated = set(), []
+    for column in names:
+        if column in seen and column not in repeated:
+            repeated.append(column)
+        seen.add(column)
+    if repeated:
+        raise ValueError(
+            f"{name} has columns of the same name: {_some(repeated)}. Rename them: "
+            "a second copy of the label would be read as a feature."
+        )
+    if target not in seen:
+        raise ValueError(
+            f"Column {target!r} is not in {name}; its {len(names):,} columns: "
+            f"{_some(names)}."
+        )
+    frame = read()
     if len(frame) == 0:
         raise ValueError(f"{name} has no rows: only a header row ({target!r} found).")
-    X = frame.drop(columns=[target])
+    unlabelled = int(frame[target].isna().sum())
+    if unlabelled:
+        raise ValueError(
+            f"Missing values in {name}: {target!r} ({unlabelled} rows), the label "
+            "column: a study needs a label on every row; drop those rows first."
+        )
+    return frame
+
+
+def _check_features(X, name, as_frame):
+    import pandas as pd
+
     # is_numeric_dtype understands pandas' own dtypes (pandas 3 reads text as
     # a string dtype numpy cannot interpret).
-    bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype)]
-    if bad:
+    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c].dtype)]
+    text = [c for c in X.columns if c not in set(numeric)]
+    if text and not as_frame:
         raise ValueError(
-            f"Non-numeric feature columns in {name}: {bad}; encode them first."
+            f"Non-numeric feature columns in {name}: {_some(text)}; encode them first."
         )
-    missing = frame.isna().sum()
+    values = X[numeric].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        infinite = np.isinf(values).any(axis=0)
+        huge = (np.abs(values) > MAX_MAGNITUDE).any(axis=0) & ~infinite
+    if infinite.any():
+        columns = [c for c, bad in zip(numeric, infinite, strict=True) if bad]
+        raise ValueError(
+            f"Infinite values in {name}: {_some(columns)}. Replace them (by a "
+            "missing value, say) first."
+        )
+    if huge.any():
+        columns = [c for c, bad in zip(numeric, huge, strict=True) if bad]
+        top = float(np.nanmax(np.abs(values[:, huge])))
+        raise ValueError(
+            f"Values too large to study in {name}: {_some(columns)} (up to {top:.3g} "
+            f"in magnitude, beyond {MAX_MAGNITUDE:g}: their squares overflow "
+            "float64). Rescale these columns (a logarithm, say) first."
+        )
+    missing = X.isna().sum()
     missing = missing[missing > 0]
-    if len(missing):
-        counts = ", ".join(f"{c!r} ({n} rows)" for c, n in missing.items())
+    if len(missing) and not as_frame:
         raise ValueError(
-            f"Missing values in {name}: {counts}. Impute or drop them first."
+            f"Missing values in {name}: {_counts(missing)}. Impute or drop them first."
         )
-    return X.to_numpy(dtype=np.float64), frame[target].to_numpy()
+    if not as_frame:
+        return values
+    out = X.copy()
+    out[numeric] = values
+    return out
+
+
+def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
+    """The preprocessing a table's text columns and missing values need.
+
+    A :class:`~sklearn.compose.ColumnTransformer` to put before every model
+    of a study (``make_pipeline(preprocessor, model)``), so that it is
+    fitted inside each training fold: text columns are one-hot encoded
+    (a missing value is a category of its own; at most ``max_categories``
+    columns each, rarer values sharing one, values unseen in training
+    ignored), missing numbers are imputed with the column's median and
+    flagged in an indicator column. Its output is a DataFrame
+    (``set_output(transform="pandas")``), so the models see column names.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        The features, as :func:`load_study_dataset` returns them with
+        ``as_frame=True``.
+    max_categories : int, default=32
+        The most one-hot columns of one text column.
+
+    Returns
+    -------
+    preprocessor : ColumnTransformer or None
+        Unfitted; None when every column is numeric and complete.
+    description : list of str
+        What it does, one sentence per kind of column, naming the columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from cr_sklearn.study import tabular_preprocessor
+    >>> X = pd.DataFrame({"size": [1.0, None, 3.0], "city": ["a", "b", "a"]})
+    >>> preprocessor, description = tabular_preprocessor(X)
+    >>> list(preprocessor.fit_transform(X).columns)
+    ['size', 'missingindicator_size', 'city_a', 'city_b']
+    >>> description[0]
+    "one-hot encoded 1 text column: ['city']"
+    """
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(
+            f"tabular_preprocessor needs a pandas DataFrame, got {type(X).__name__}."
+        )
+    if not isinstance(max_categories, int) or max_categories < 2:
+        raise ValueError(f"max_categories must be an int >= 2, got {max_categories!r}.")
+    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c].dtype)]
+    text = [c for c in X.columns if c not in set(numeric)]
+    missing = X[numeric].isna().sum()
+    missing = missing[missing > 0]
+    if not text and not len(missing):
+        return None, []
+    description = []
+    transformers = []
+    if numeric:
+        step = "passthrough"
+        if len(missing):
+            step = SimpleImputer(strategy="median", add_indicator=True)
+        transformers.append(("numeric", step, numeric))
+    if text:
+        encoder = OneHotEncoder(
+            handle_unknown="infrequent_if_exist",
+            max_categories=max_categories,
+            sparse_output=False,
+        )
+        # The encoder needs one kind of missing value: pandas' string dtypes
+        # mark them with pd.NA, which it cannot sort.
+        to_object = FunctionTransformer(_as_object, feature_names_out="one-to-one")
+        transformers.append(("text", make_pipeline(to_object, encoder), text))
+        plural = "s" if len(text) > 1 else ""
+        description.append(
+            f"one-hot encoded {len(text)} text column{plural}: {_some(text)}"
+        )
+        wide = [c for c in text if X[c].nunique(dropna=True) > max_categories]
+        if wide:
+            description.append(
+                f"kept the {max_categories - 1} most frequent values of "
+                f"{_some(wide)}, the rest sharing one column"
+            )
+        numbers = [c for c in text if _mostly_numbers(X[c])]
+        if numbers:
+            description.append(
+                f"note: {_some(numbers)} hold mostly numbers; their other values "
+                "(missing-value codes such as '?', say) made them text columns"
+            )
+        text_missing = X[text].isna().sum()
+        text_missing = text_missing[text_missing > 0]
+        if len(text_missing):
+            description.append(
+                "missing text values are a category of their own: "
+                f"{_counts(text_missing)}"
+            )
+    if len(missing):
+        description.append(
+            "imputed missing numbers with the column's median, with an indicator "
+            f"column: {_counts(missing)}"
+        )
+    preprocessor = ColumnTransformer(transformers, verbose_feature_names_out=False)
+    return preprocessor.set_output(transform="pandas"), description
+
+
+def _mostly_numbers(column):
+    import pandas as pd
+
+    values = column.dropna()
+    if not len(values):
+        return False
+    parsed = pd.to_numeric(values.astype(str), errors="coerce")
+    return bool(parsed.notna().mean() >= 0.9)
+
+
+def _as_object(X):
+    """Text columns as objects, every missing value as NaN (a category)."""
+    out = X.astype(object)
+    return out.where(out.notna(), np.nan)

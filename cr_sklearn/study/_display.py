@@ -51,6 +51,11 @@ class StudyDisplay:
     the wrong error bars for models compared on shared splits; they are
     drawn only with ``bands=True``.
 
+    A study of a single fraction (``cr-sklearn evaluate``) has no fraction
+    axis: each model is a row, its mean score with one standard deviation
+    over splits on the left, its paired difference to the reference with the
+    test's interval on the right.
+
     Build and draw it with :meth:`from_result`, as scikit-learn's
     ``from_estimator`` does; :meth:`plot` draws it again (on other Axes, for
     instance). matplotlib is imported only when drawing.
@@ -103,8 +108,9 @@ class StudyDisplay:
         The ``*`` drawn above each other model's rejected differences.
     fill_between_ : dict of str to matplotlib PolyCollection
         The band of each model (mean +- std), with ``bands=True``.
-    legend_ : matplotlib Legend
-        The legend, outside the axes on the right.
+    legend_ : matplotlib Legend or None
+        The legend, outside the axes on the right; None for a single
+        fraction, whose rows name the models.
 
     See Also
     --------
@@ -389,6 +395,8 @@ class StudyDisplay:
         if layout not in ("row", "column"):
             raise ValueError(f"layout must be 'row' or 'column', got {layout!r}.")
         draw_diff = differences and self._has_differences()
+        if len(self.fractions) == 1:
+            return self._plot_one_fraction(plt, ax, draw_diff, layout, line_kw)
         own_figure = ax is None
         if ax is None:
             if draw_diff and layout == "row":
@@ -506,15 +514,143 @@ class StudyDisplay:
         )
         ax.grid(True, alpha=0.3)
 
+    def _plot_one_fraction(self, plt, ax, draw_diff, layout, line_kw):
+        """One fraction: a row per model, the score on the x axis.
+
+        No fraction axis and no lines: each model's mean with its standard
+        deviation over splits, and beside it the paired differences with the
+        test's intervals, the models named on the y axis (no legend).
+        """
+        models = list(self.means)
+        # The reference on top, the others below in the order given.
+        if self.reference in models:
+            models.remove(self.reference)
+            models.insert(0, self.reference)
+        rows = {model: len(models) - 1 - i for i, model in enumerate(models)}
+        own_figure = ax is None
+        height = 1.6 + 0.42 * len(models)
+        if ax is None:
+            if draw_diff and layout == "row":
+                fig, (ax, diff_ax) = plt.subplots(
+                    1, 2, figsize=(11.5, height), layout="constrained", sharey=True
+                )
+            elif draw_diff:
+                fig, (ax, diff_ax) = plt.subplots(
+                    2, 1, figsize=(7.5, 2 * height), layout="constrained"
+                )
+            else:
+                fig, ax = plt.subplots(figsize=(7.5, height), layout="constrained")
+                diff_ax = None
+        elif isinstance(ax, list | tuple | np.ndarray):
+            ax, diff_ax = np.ravel(ax)
+            diff_ax = diff_ax if draw_diff else None
+        else:
+            diff_ax = None
+        styles = self._styles()
+        self.lines_, self.fill_between_, self.errorbars_, self.marks_ = {}, {}, {}, {}
+        for model in models:
+            style = styles[model]
+            mean = self.means[model][0]
+            std = np.nan_to_num(self.stds[model][0])
+            container = ax.errorbar(
+                [mean],
+                [rows[model]],
+                xerr=[[std], [std]],
+                fmt="o",
+                color=style["color"],
+                markersize=style["markersize"] + 1,
+                elinewidth=style["linewidth"],
+                capsize=3,
+                zorder=style["zorder"],
+                **(line_kw or {}),
+            )
+            self.lines_[model] = container.lines[0]
+        labels = [f"{m} (reference)" if m == self.reference else m for m in models]
+        ax.set_yticks([rows[m] for m in models], labels)
+        ax.set_ylim(-0.6, len(models) - 0.4)
+        ax.set_xlabel(self.metric)
+        ax.set_title("Mean ± 1 std over splits", fontsize="medium")
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.margins(x=0.08)
+        if diff_ax is not None:
+            shared = diff_ax.get_shared_y_axes().joined(ax, diff_ax)
+            self._plot_one_fraction_differences(diff_ax, models, rows, styles, shared)
+        self.diff_ax_ = diff_ax
+        # The y axis names the models: no legend.
+        self.legend_ = None
+        if own_figure:
+            width = ax.figure.get_figwidth()
+            ax.figure.suptitle(self._title(draw_diff, width), fontsize="medium")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    def _plot_one_fraction_differences(self, ax, models, rows, styles, shared):
+        ax.axvline(0.0, **{**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2})
+        rejected = self.rejected or {}
+        for model in models:
+            if model not in self.differences:
+                continue
+            style = styles[model]
+            estimate, low, high = self.differences[model][0]
+            y = rows[model]
+            self.errorbars_[model] = ax.errorbar(
+                [estimate],
+                [y],
+                xerr=[[estimate - low], [high - estimate]],
+                fmt="o",
+                color=style["color"],
+                markersize=style["markersize"] + 1,
+                capsize=3,
+                elinewidth=1.4,
+                zorder=style["zorder"],
+            )
+            marks = rejected.get(model, np.zeros(1, dtype=bool))
+            right = high if np.isfinite(high) else estimate
+            self.marks_[model] = (
+                [
+                    ax.annotate(
+                        "*",
+                        (right, y),
+                        xytext=(4, 0),
+                        textcoords="offset points",
+                        ha="left",
+                        va="center",
+                        color=style["color"],
+                        fontsize="large",
+                        fontweight="bold",
+                    )
+                ]
+                if marks[0] and np.isfinite(right)
+                else []
+            )
+        if not shared:  # beside the scores, the rows are theirs
+            ax.set_yticks([rows[m] for m in models], models)
+        ax.set_ylim(-0.6, len(models) - 0.4)
+        ax.margins(x=0.12)  # room for the marks
+        ax.set_xlabel(f"{self.metric}: model - {self.reference}")
+        centre = "median (HL)" if self.test == "wilcoxon" else "mean"
+        ax.set_title(
+            f"Paired difference to {self.reference}:\n{centre}, "
+            f"{self.confidence:.0%} {TEST_LABELS.get(self.test, self.test)} "
+            "interval",
+            fontsize="medium",
+        )
+        ax.grid(True, axis="x", alpha=0.3)
+
     def _title(self, with_differences, width):
         what = f"{self.metric} against the size of the training set"
-        if len(self.fractions) == 1:
+        one = len(self.fractions) == 1
+        if one:
             what = f"{self.metric} at {self.fractions[0]:.0%} of each training fold"
         first = (
             f"{self.dataset}: {what}" if self.dataset else what[0].upper() + what[1:]
         )
         details = [self.protocol] if self.protocol else []
-        details.append("nested stratified subsamples of each training fold")
+        if not one:
+            details.append("nested stratified subsamples of each training fold")
+        elif self.n_train is not None and np.isfinite(self.n_train).all():
+            details.append(f"{self.n_train[0]:.0f} training rows on average")
         if with_differences:
             test = TEST_LABELS.get(self.test, self.test)
             details.append(f"intervals: {test} test, unadjusted")

@@ -112,7 +112,13 @@ def prepare_estimator(estimator, seed, n_threads):
 
 
 def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
-    """Fit on ``train``, score on ``test``: (scores dict, fit_time, score_time).
+    """Fit on ``train``, score on ``test``.
+
+    Returns ``(scores, fit_time, score_time, raised)``: the scores by name,
+    the seconds of the fit and of the scoring, and the warnings the task
+    raised as distinct ``(category, message)`` pairs. The warnings are
+    recorded, not shown, so that a study can show each one once, after its
+    progress bar, instead of once per fit in every worker.
 
     With ``n_threads``, BLAS and OpenMP pools are limited to that many threads
     during the task (loky does this for its workers; Dask and the sequential
@@ -126,7 +132,7 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
         if n_threads is not None
         else contextlib.nullcontext()
     )
-    with limits, warnings.catch_warnings():
+    with limits, warnings.catch_warnings(record=True) as caught:
         # Small subsamples make iterative baselines stop before converging;
         # that is part of the experiment, not a problem to report per fit.
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -140,7 +146,34 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
                 scorer = check_scoring(estimator)
             scores[name] = float(scorer(estimator, X_test, y_test))
         score_time = time.perf_counter() - start
-    return scores, fit_time, score_time
+    raised = list(dict.fromkeys((w.category, str(w.message)) for w in caught))
+    return scores, fit_time, score_time, raised
+
+
+def warn_once(raised, n_tasks, stacklevel=3):
+    """Show each distinct warning of a study's tasks once, with its count.
+
+    Parameters
+    ----------
+    raised : list of list of (type, str)
+        The ``raised`` warnings of every task (see :func:`fit_and_score`).
+    n_tasks : int
+        Number of tasks, for the count.
+    stacklevel : int, default=3
+        Of :func:`warnings.warn`: the caller of the study function.
+    """
+    counts = {}
+    for task in raised:
+        for key in task:
+            counts[key] = counts.get(key, 0) + 1
+    for (category, message), count in counts.items():
+        text = f"{message} (in {count} of {n_tasks} fits)"
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            category = UserWarning
+        try:
+            warnings.warn(text, category, stacklevel=stacklevel)
+        except TypeError:  # a category that takes other arguments
+            warnings.warn(text, UserWarning, stacklevel=stacklevel)
 
 
 def _in_notebook():
@@ -162,17 +195,25 @@ def _stderr_is_terminal():
         return False
 
 
-def resolve_progress(progress, purpose):
-    """Whether to show a bar: ``"auto"`` in a terminal or notebook; True needs tqdm.
+_PROGRESS_CHOICES = "a bool, 'auto' or 'lines'"
 
-    Called before any fit, so that ``progress=True`` without tqdm fails at once.
+
+def resolve_progress(progress, purpose):
+    """What to show: True (a bar), False (nothing) or ``"lines"``.
+
+    ``"auto"``: a bar in a terminal or notebook, with tqdm installed;
+    nothing otherwise. True needs tqdm. ``"lines"``: plain lines on
+    standard error (for logs and pipes; needs nothing). Called before any
+    fit, so that ``progress=True`` without tqdm fails at once.
     """
     if isinstance(progress, str):
+        if progress == "lines":
+            return "lines"
         if progress != "auto":
-            raise ValueError(f"progress must be a bool or 'auto', got {progress!r}.")
+            raise ValueError(f"progress must be {_PROGRESS_CHOICES}, got {progress!r}.")
         return (_stderr_is_terminal() or _in_notebook()) and _installed("tqdm")
     if not isinstance(progress, bool | np.bool_):
-        raise ValueError(f"progress must be a bool or 'auto', got {progress!r}.")
+        raise ValueError(f"progress must be {_PROGRESS_CHOICES}, got {progress!r}.")
     if progress:
         check_dependencies("progress", purpose=f"{purpose}(progress=True)")
     return bool(progress)
@@ -185,8 +226,8 @@ def _timed(index, func, args, kwargs):
     return index, time.perf_counter() - start, out
 
 
-class _ProgressBar:
-    """A tqdm bar whose time left is estimated from completed fits only.
+class _TimeLeft:
+    """The time left of a run of fits, estimated from completed fits only.
 
     Fits finish in any order (joblib's unordered generator); the first ones
     include the workers' start-up. The estimate uses the mean duration of
@@ -195,13 +236,44 @@ class _ProgressBar:
     throughput observed since the first completion.
     """
 
-    def __init__(self, total, desc, workers):
-        from tqdm.auto import tqdm
-
+    def __init__(self, total, workers):
         self.total = total
         self.workers = max(1, min(int(workers), total))
         self.durations = 0.0
         self.first = None
+        self.done = 0
+
+    def update(self, seconds):
+        """Count one completed fit of ``seconds``; return the seconds left."""
+        now = time.perf_counter()
+        self.durations += seconds
+        self.done += 1
+        if self.first is None:
+            self.first = now
+        if self.done >= 2 * self.workers and now > self.first:
+            rate = (self.done - 1) / (now - self.first)
+        else:
+            rate = self.workers * self.done / max(self.durations, 1e-9)
+        return (self.total - self.done) / rate
+
+
+def _format_interval(seconds):
+    minutes, seconds = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (
+        f"{hours}:{minutes:02d}:{seconds:02d}"
+        if hours
+        else f"{minutes:02d}:{seconds:02d}"
+    )
+
+
+class _ProgressBar:
+    """A tqdm bar whose time left is estimated by :class:`_TimeLeft`."""
+
+    def __init__(self, total, desc, workers):
+        from tqdm.auto import tqdm
+
+        self.left = _TimeLeft(total, workers)
         self.bar = tqdm(
             total=total,
             desc=desc,
@@ -211,21 +283,8 @@ class _ProgressBar:
         )
 
     def update(self, seconds):
-        from tqdm import tqdm
-
-        now = time.perf_counter()
-        self.durations += seconds
-        done = self.bar.n + 1
-        if self.first is None:
-            self.first = now
-        if done >= 2 * self.workers and now > self.first:
-            rate = (done - 1) / (now - self.first)
-        else:
-            rate = self.workers * done / max(self.durations, 1e-9)
-        left = (self.total - done) / rate
-        self.bar.set_postfix_str(
-            f"time left ~{tqdm.format_interval(left)}", refresh=False
-        )
+        left = self.left.update(seconds)
+        self.bar.set_postfix_str(f"time left ~{_format_interval(left)}", refresh=False)
         self.bar.update(1)
 
     def close(self):
@@ -233,17 +292,60 @@ class _ProgressBar:
         self.bar.close()
 
 
+#: Seconds between two plain progress lines (``progress="lines"``).
+PROGRESS_LINE_INTERVAL_S = 30.0
+
+
+class _ProgressLines:
+    """Plain progress lines on standard error, for logs and pipes.
+
+    A line after the first completed fit, then at most one every
+    :data:`PROGRESS_LINE_INTERVAL_S` seconds, and one at the end.
+    """
+
+    def __init__(self, total, desc, workers):
+        self.left = _TimeLeft(total, workers)
+        self.desc = desc
+        self.start = time.perf_counter()
+        self.last = None
+
+    def _print(self, text):
+        if sys.stderr is not None:
+            print(text, file=sys.stderr, flush=True)
+
+    def update(self, seconds):
+        left = self.left.update(seconds)
+        now = time.perf_counter()
+        done, total = self.left.done, self.left.total
+        if done < total and (
+            self.last is None or now - self.last >= PROGRESS_LINE_INTERVAL_S
+        ):
+            self.last = now
+            self._print(
+                f"{self.desc}: {done}/{total} fits ({done / total:.0%}), "
+                f"{_format_interval(now - self.start)} elapsed, "
+                f"time left ~{_format_interval(left)}"
+            )
+
+    def close(self):
+        done, total = self.left.done, self.left.total
+        elapsed = _format_interval(time.perf_counter() - self.start)
+        self._print(f"{self.desc}: {done}/{total} fits in {elapsed}")
+
+
 def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
     """Run ``delayed`` tasks with joblib; results in task order.
 
-    ``progress`` is the resolved bool of :func:`resolve_progress`. Results
-    arrive as fits complete (``return_as="generator_unordered"``, where the
-    backend supports it) and are put back in task order.
+    ``progress`` is what :func:`resolve_progress` resolved: True (a bar),
+    False or ``"lines"``. Results arrive as fits complete
+    (``return_as="generator_unordered"``, where the backend supports it) and
+    are put back in task order.
     """
     timed = [delayed(_timed)(i, *task) for i, task in enumerate(tasks)]
     bar = None
     if progress and tasks:
-        bar = _ProgressBar(len(tasks), desc, effective_n_jobs(n_jobs))
+        kind = _ProgressLines if progress == "lines" else _ProgressBar
+        bar = kind(len(tasks), desc, effective_n_jobs(n_jobs))
     results = [None] * len(tasks)
     try:
         try:

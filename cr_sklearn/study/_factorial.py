@@ -19,6 +19,7 @@ from ._engine import (
     prepare_estimator,
     resolve_progress,
     run_tasks,
+    warn_once,
 )
 from ._noise import add_gaussian_noise, corrupt_labels
 from ._records import _format_p, _import_pandas, _markdown_table, _Records
@@ -182,10 +183,11 @@ def factorial_study(
         of BLAS/OpenMP threads during each fit.
     verbose : int, default=0
         Verbosity of joblib.
-    progress : bool or "auto", default="auto"
+    progress : bool, "auto" or "lines", default="auto"
         A tqdm progress bar over the fits, as in
         :func:`data_fraction_study`: ``"auto"`` shows it in a terminal or a
-        notebook only.
+        notebook only; ``"lines"`` prints plain progress lines instead. Each
+        distinct warning of the fits is shown once, after them.
 
     Returns
     -------
@@ -269,8 +271,9 @@ def factorial_study(
         progress=show_progress,
         desc="factorial",
     )
+    warn_once([out[3] for out in outputs], len(outputs))
     records = []
-    for key, (scores, fit_time, _) in zip(keys, outputs, strict=True):
+    for key, (scores, fit_time, _, _) in zip(keys, outputs, strict=True):
         ds_name, cond_name, act, reg_name, seed, n_train, n_test = key
         for metric, value in scores.items():
             records.append(

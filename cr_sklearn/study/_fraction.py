@@ -19,6 +19,7 @@ from ._engine import (
     prepare_estimator,
     resolve_progress,
     run_tasks,
+    warn_once,
 )
 from ._result import StudyResult
 
@@ -96,12 +97,15 @@ def data_fraction_study(
         backend. ``None`` leaves estimators and thread pools as they are.
     verbose : int, default=0
         Verbosity of joblib.
-    progress : bool or "auto", default="auto"
+    progress : bool, "auto" or "lines", default="auto"
         A tqdm progress bar over the fits, with the time left estimated
         from the completed fits. ``"auto"``: when standard error is a
         terminal or in a Jupyter notebook (and tqdm is installed), nothing
         in a pipe or a log file. ``True`` needs tqdm (the ``study`` extra)
-        and is checked before any fit.
+        and is checked before any fit. ``"lines"``: plain lines on standard
+        error instead, after the first fit and then every 30 seconds or so,
+        for logs and pipes (``cr-sklearn`` uses it when standard error is
+        not a terminal).
 
     Returns
     -------
@@ -111,7 +115,10 @@ def data_fraction_study(
     Notes
     -----
     Fits write nothing to disk. ``ConvergenceWarning`` is silenced inside
-    the fits: small subsamples routinely stop iterative solvers early.
+    the fits: small subsamples routinely stop iterative solvers early. Any
+    other warning a fit raises is recorded, and each distinct one is shown
+    once, after the fits (and the progress bar), with the number of fits
+    that raised it.
     To use a Dask cluster::
 
         from dask.distributed import Client
@@ -189,9 +196,10 @@ def data_fraction_study(
     outputs = run_tasks(
         tasks, n_jobs=n_jobs, verbose=verbose, progress=show_progress, desc="study"
     )
+    warn_once([out[3] for out in outputs], len(outputs))
     records = []
     for (name, fraction, s, n_train, n_test), out in zip(keys, outputs, strict=True):
-        scores, fit_time, score_time = out
+        scores, fit_time, score_time, _ = out
         for metric, value in scores.items():
             records.append(
                 {

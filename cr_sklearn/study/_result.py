@@ -287,7 +287,8 @@ class StudyResult(_Records):
         -------
         table : str
             Rows are models, columns fractions; the last column is the mean
-            fit time in seconds at the largest fraction; a caption follows.
+            fit time in seconds at the largest fraction; a caption follows,
+            which says so.
         """
         metric = self._metric(metric)
         reference = self.models[0] if reference is None else reference
@@ -326,20 +327,30 @@ class StudyResult(_Records):
             cells.append(f"{fit:.2f}")
             rows.append(cells)
         text = _markdown_table(header, rows)
+        fit_time = (
+            f"fit time: mean seconds per fit at the largest fraction, "
+            f"{self.fractions[-1]:.0%} of each training fold."
+        )
+        if len(self.fractions) == 1:
+            fit_time = (
+                f"fit time: mean seconds per fit, at {self.fractions[-1]:.0%} of "
+                "each training fold."
+            )
         if not tested:
-            return text
+            spread = f"{metric}, mean ± std over {self.n_splits} splits"
+            return f"{text}\n\n{spread}; {fit_time}"
         family = int(np.isfinite(cmp["p_value"]).sum())
         if correction is None:
             mark = f"*: p ≤ {alpha:g} (no multiple-testing correction)"
         else:
             mark = (
                 f"*: rejected at {alpha:g} after {adjusted}'s correction over the "
-                f"{family} comparisons of the table"
+                f"{family} comparison{'' if family == 1 else 's'} of the table"
             )
         text += (
             f"\n\n{metric}, mean ± std over {self.n_splits} splits. p: unadjusted "
             f"two-sided {name} test against {reference}, paired over splits; "
-            f"{mark}."
+            f"{mark}. {fit_time[0].upper()}{fit_time[1:]}"
         )
         untested = cmp["p_value"].isna() & (cmp["n_pairs"] >= 2)
         if untested.any():
