@@ -10,10 +10,13 @@ Sub-commands:
 """
 
 import argparse
+import ast
 import contextlib
+import difflib
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from cr_sklearn._version import __version__
@@ -23,6 +26,13 @@ __all__ = ["main"]
 # A scheduler that does not answer in this time is unreachable: fail before
 # any fit (dask's own default waits 30 s, then raises an OSError).
 SCHEDULER_TIMEOUT_S = 10
+# The most fits one run may ask for (the default study is 750): beyond it the
+# list of tasks alone grows to gigabytes before the first fit.
+MAX_FITS = 20_000
+# Rows of the one-epoch trial fit that checks --cr-param before a study.
+TRIAL_ROWS = 200
+# Paths in messages are cut to this many characters.
+_SHOWN_PATH = 120
 
 MODEL_ALIASES = {
     "cr": "CR",
@@ -58,6 +68,28 @@ def _names(text):
             f"expected comma-separated names, got {text!r}"
         )
     return names
+
+
+def _cr_param(text):
+    """``KEY=VALUE`` as ``(key, value)``, the value a Python literal or a word."""
+    if len(text) > 10_000:
+        raise argparse.ArgumentTypeError("--cr-param is longer than 10,000 characters")
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE with a CRClassifier parameter name, got {text!r:.80}"
+        )
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    if not value or value[0] in "([{'\"+-.0123456789":
+        raise argparse.ArgumentTypeError(
+            f"{key}={value!r:.80} is not a Python literal (such as 2, 0.5, "
+            "(64, 64), None, 'text'); a bare word such as relu is a string"
+        )
+    return key, value  # a bare word: activation=relu
 
 
 def _add_parallel_options(parser):
@@ -109,12 +141,17 @@ def _add_study_options(parser, *, evaluate):
             help="comma-separated fractions of each training fold "
             "(default: 0.05,0.1,0.25,0.5,1.0)",
         )
+    fits = (
+        "6 models x 5x5 CV = 150 fits"
+        if evaluate
+        else ("6 models x 5 fractions x 5x5 CV = 750 fits")
+    )
     parser.add_argument(
         "--repeats",
         type=int,
         default=5,
-        help="repeats of stratified k-fold CV (default: %(default)s; the default "
-        "Pima study is 750 fits)",
+        help=f"repeats of stratified k-fold CV (default: %(default)s; the default "
+        f"run is {fits}; at most {MAX_FITS:,} fits a run)",
     )
     parser.add_argument(
         "--folds", type=int, default=5, help="folds per repeat (default: %(default)s)"
@@ -137,10 +174,29 @@ def _add_study_options(parser, *, evaluate):
         "--random-state", type=int, default=0, help="seed (default: %(default)s)"
     )
     parser.add_argument(
+        "--cr-param",
+        type=_cr_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of the CR model (CRClassifier), repeatable: "
+        "--cr-param encoding_bins=2 --cr-param hidden_layer_sizes=(32,32); "
+        "values are Python literals (a bare word is a string), checked by a "
+        "one-epoch fit before the study",
+    )
+    parser.add_argument(
+        "--no-preprocess",
+        action="store_true",
+        help="no preprocessing of a CSV file: without it, text columns are "
+        "one-hot encoded and missing values imputed inside each training fold "
+        "(a pipeline before every model), and what was done is printed",
+    )
+    parser.add_argument(
         "--out",
         default="cr_sklearn_evaluate" if evaluate else "cr_sklearn_study",
         help="folder for study.csv, study.png and study.md, checked before "
-        "any fit; files of these names in it are replaced (default: %(default)s)",
+        "any fit; files of these names in it are replaced, symbolic links "
+        "refused (default: %(default)s)",
     )
     _add_parallel_options(parser)
 
@@ -160,8 +216,8 @@ def build_parser():
         help="data-fraction study: CV accuracy on nested training subsamples",
         description="Repeated stratified CV; each training fold is subsampled "
         "(stratified, nested) to each fraction and every model fits the same "
-        "subsample. Prints mean +- std with p-values against CR (* where "
-        "significant after Holm's correction) "
+        "subsample. Prints mean +- std with unadjusted p-values against CR (* "
+        "where significant after Holm's correction) "
         "and writes CSV, PNG and Markdown into --out.",
     )
     _add_study_options(study, evaluate=False)
@@ -169,10 +225,12 @@ def build_parser():
         "evaluate",
         help="CV accuracy and fit time at 100%% of the training folds "
         "(a short form of 'study --fractions 1')",
+        # A description is printed as written: no %-formatting.
         description="Repeated stratified CV of every model on the full training "
-        "folds (the data-fraction study at 100%% only, 'study --fractions 1'). "
-        "Prints mean +- std and fit time with Holm-corrected p-values against "
-        "CR and writes CSV, PNG and Markdown into --out.",
+        "folds (the data-fraction study at 100% only, 'study --fractions 1'). "
+        "Prints mean +- std and fit time with unadjusted p-values against CR "
+        "(* where significant after Holm's correction) and writes CSV, PNG and "
+        "Markdown into --out.",
     )
     _add_study_options(evaluate, evaluate=True)
 
@@ -272,33 +330,61 @@ def _select_models(requested):
     return chosen
 
 
+def _shown(path):
+    """``path`` for a message, cut to a readable length."""
+    text = os.fspath(path)
+    return text if len(text) <= _SHOWN_PATH else text[: _SHOWN_PATH - 3] + "..."
+
+
 def _check_out(folder, names, inputs=()):
     """Fail before any fit if ``names`` cannot be written into ``folder``.
 
     Existing files of these names are replaced, as every run does, unless one
-    of them is among ``inputs`` (the files the run reads). Writability is
-    tried, not inferred from permission bits (root passes ``os.access`` for
-    ``/proc``): the missing folders are created, a probe file is written and
-    removed, and the folders created for it are removed again.
+    of them is among ``inputs`` (the files the run reads) or is a symbolic
+    link (followed, it would overwrite whatever it points to; a dangling one
+    would create its target). Writability is tried, not inferred from
+    permission bits (root passes ``os.access`` for ``/proc``): the missing
+    folders are created, a probe file is written and removed, and the
+    folders created for it are removed again.
     """
-    out = Path(folder)
+    if not os.fspath(folder):
+        raise ValueError("--out is empty: name the folder to write into.")
+    try:
+        _check_out_paths(Path(folder), names, inputs)
+    except OSError as exc:  # a name too long, a loop of links, ...
+        raise ValueError(
+            f"--out {_shown(folder)} cannot be used ({exc.strerror or exc}): "
+            "choose another folder."
+        ) from None
+
+
+def _check_out_paths(out, names, inputs):
+    shown = _shown(out)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {folder} exists and is not a folder.")
+        raise ValueError(f"--out {shown} exists and is not a folder.")
     for name in names:
         target = out / name
+        if target.is_symlink():
+            raise ValueError(
+                f"--out {shown}: {name} is a symbolic link (to "
+                f"{_shown(os.readlink(target))}); cr-sklearn does not write "
+                "through links: remove it or choose another --out folder."
+            )
         if target.is_dir():
-            raise ValueError(f"--out {folder}: {target} is a folder, not a file.")
+            raise ValueError(
+                f"--out {shown}: {_shown(target)} is a folder, not a file."
+            )
         for source in inputs:
             if _same_file(target, source):
                 raise ValueError(
-                    f"--out {folder} would overwrite the input file {source} "
-                    f"with {name}: choose another --out folder."
+                    f"--out {shown} would overwrite the input file "
+                    f"{_shown(source)} with {name}: choose another --out folder."
                 )
     parent = out
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise ValueError(f"--out {folder}: {parent} is not a folder.")
+        raise ValueError(f"--out {shown}: {_shown(parent)} is not a folder.")
     created = [p for p in [out, *out.parents] if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -313,7 +399,7 @@ def _check_out(folder, names, inputs=()):
         probe.unlink()
     except OSError as exc:
         raise ValueError(
-            f"--out {folder} cannot be written ({exc.strerror or exc}): "
+            f"--out {shown} cannot be written ({exc.strerror or exc}): "
             "choose a writable folder."
         ) from None
     finally:
@@ -330,14 +416,134 @@ def _same_file(target, source):
     return target.resolve() == source.resolve()
 
 
+def _write(out, name, write):
+    """Write ``out / name`` through ``write(path)``: a new file, never a link.
+
+    The content goes to a temporary file in the same folder first, which
+    then replaces ``name``: a link made there since the check is replaced,
+    not followed, and an interrupted run leaves the old file whole.
+    """
+    target = out / name
+    if target.is_symlink():
+        raise ValueError(
+            f"--out {_shown(out)}: {name} became a symbolic link during the run; "
+            "nothing was written through it."
+        )
+    stem, suffix = os.path.splitext(name)
+    tmp = out / f".{stem}.{os.getpid()}.tmp{suffix}"
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _cr_params(args, models):
+    """``--cr-param`` as a dict, the names checked against CRClassifier's."""
+    from cr_sklearn import CRClassifier
+
+    params = dict(args.cr_param)
+    if not params:
+        return params
+    if "CR" not in models:
+        raise ValueError(
+            "--cr-param sets parameters of the CR model, which --models leaves out."
+        )
+    known = CRClassifier().get_params(deep=False)
+    for key in params:
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(
+                f"--cr-param {key}: CRClassifier has no parameter {key!r}.{hint} "
+                f"Its parameters: {', '.join(sorted(known))}."
+            )
+    return params
+
+
+def _trial_fit(model, X, y, preprocessor, params):
+    """Fit ``model`` for one epoch on a few rows: bad --cr-param fail now."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(y))
+    if len(y) > TRIAL_ROWS:
+        try:
+            rows, _ = train_test_split(
+                rows, train_size=TRIAL_ROWS, stratify=y, random_state=0
+            )
+        except ValueError:  # a class too rare to stratify
+            rows = rows[:TRIAL_ROWS]
+    X_trial = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
+    y_trial = y[rows]
+    if preprocessor is not None:
+        X_trial = clone(preprocessor).fit_transform(X_trial)
+    trial = clone(model).set_params(max_iter=1)
+    settings = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trial.fit(X_trial, y_trial)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"--cr-param {settings}: a one-epoch trial fit of CRClassifier on "
+            f"{len(rows)} rows failed: {exc}"
+        ) from None
+
+
+def _progress(args):
+    """A bar in a terminal, plain lines in a log or a pipe, or nothing."""
+    if args.no_progress:
+        return False
+    try:
+        terminal = sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return "auto" if terminal else "lines"
+
+
+def _show_warnings(caught):
+    """Each warning of the fits once, after the progress bar."""
+    seen = list(dict.fromkeys((w.category.__name__, str(w.message)) for w in caught))
+    if not seen:
+        return
+    print("Warnings from the fits (each shown once):", file=sys.stderr)
+    for category, message in seen:
+        print(f"  {category}: {message}", file=sys.stderr)
+
+
+def _plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _load(args):
+    """``(X, y, preprocessor, notes)`` of --dataset, preprocessed unless told."""
+    from cr_sklearn.study import load_study_dataset, tabular_preprocessor
+
+    if args.no_preprocess:
+        try:
+            X, y = load_study_dataset(args.dataset, args.target)
+        except ValueError as exc:
+            if "Non-numeric" in str(exc) or "Missing values" in str(exc):
+                raise ValueError(
+                    f"{exc} (Without --no-preprocess, cr-sklearn one-hot encodes "
+                    "text columns and imputes missing values in each fold.)"
+                ) from None
+            raise
+        return X, y, None, []
+    # A frame: the models, CR included, see the column names.
+    X, y = load_study_dataset(args.dataset, args.target, as_frame=True)
+    preprocessor, notes = tabular_preprocessor(X)
+    return X, y, preprocessor, notes
+
+
 def _run_study(args, fractions):
     from sklearn.model_selection import RepeatedStratifiedKFold
+    from sklearn.pipeline import make_pipeline
 
-    from cr_sklearn.study import (
-        check_dependencies,
-        data_fraction_study,
-        load_study_dataset,
-    )
+    from cr_sklearn.study import check_dependencies, data_fraction_study
 
     # Before any work: the table needs pandas, the plot matplotlib.
     features = ["tables", "plots"] + (["dask"] if args.backend == "dask" else [])
@@ -345,25 +551,51 @@ def _run_study(args, fractions):
     if args.repeats < 1 or args.folds < 2:
         raise ValueError("--repeats must be >= 1 and --folds >= 2.")
     models = _select_models(args.models)
-    if args.out:
-        _check_out(
-            args.out,
-            ["study.csv", "study.png", "study.md"],
-            inputs=[args.dataset] if Path(args.dataset).is_file() else [],
+    params = _cr_params(args, models)
+    n_fits = len(models) * len(fractions) * args.folds * args.repeats
+    if n_fits > MAX_FITS:
+        raise ValueError(
+            f"{_plural(len(models), 'model')} x {_plural(len(fractions), 'fraction')}"
+            f" x {args.repeats:,} repeats x {args.folds:,} folds is {n_fits:,} fits, "
+            f"above the {MAX_FITS:,} of one run (the default study is 750): run "
+            "several with different --random-state values."
         )
-    X, y = load_study_dataset(args.dataset, args.target)
+    _check_out(
+        args.out,
+        ["study.csv", "study.png", "study.md"],
+        inputs=[args.dataset] if Path(args.dataset).is_file() else [],
+    )
+    X, y, preprocessor, notes = _load(args)
+    if params:
+        models["CR"] = models["CR"].set_params(**params)
+        _trial_fit(models["CR"], X, y, preprocessor, params)
+    if preprocessor is not None:
+        from sklearn.base import clone
+
+        models = {
+            name: make_pipeline(clone(preprocessor), model)
+            for name, model in models.items()
+        }
     cv = RepeatedStratifiedKFold(
         n_splits=args.folds, n_repeats=args.repeats, random_state=args.random_state
     )
-    n_fits = len(models) * len(fractions) * args.folds * args.repeats
     print(
-        f"{args.dataset}: {X.shape[0]} samples, {X.shape[1]} features; "
-        f"{len(models)} models x {len(fractions)} fractions x {args.repeats}x"
-        f"{args.folds} CV = {n_fits} fits",
+        f"{args.dataset}: {X.shape[0]} samples, {_plural(X.shape[1], 'feature')}; "
+        f"{_plural(len(models), 'model')} x {_plural(len(fractions), 'fraction')} x "
+        f"{args.repeats}x{args.folds} CV = {n_fits} fits",
         file=sys.stderr,
     )
+    if notes:
+        print(
+            "Preprocessing inside each training fold (--no-preprocess to turn "
+            "it off):\n" + "\n".join(f"  {note}" for note in notes),
+            file=sys.stderr,
+        )
     start = time.perf_counter()
-    with _backend(args.backend, args.scheduler):
+    with (
+        _backend(args.backend, args.scheduler),
+        warnings.catch_warnings(record=True) as caught,
+    ):
         result = data_fraction_study(
             models,
             X,
@@ -373,29 +605,43 @@ def _run_study(args, fractions):
             scoring=args.scoring,
             n_jobs=args.n_jobs,
             random_state=args.random_state,
-            progress=False if args.no_progress else "auto",
+            progress=_progress(args),
         )
     elapsed = time.perf_counter() - start
+    _show_warnings(caught)
     reference = "CR" if "CR" in result.models else result.models[0]
     table = result.to_markdown(reference, test=args.test)
     print(table)
     print(f"\n{n_fits} fits in {elapsed:.0f} s.")
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        result.to_csv(out / "study.csv")
-        _save_plot(result, out / "study.png", args.dataset, args.test)
-        report = (
-            f"# Data-fraction study: {args.dataset}\n\n"
-            f"RepeatedStratifiedKFold({args.folds} folds x {args.repeats} repeats, "
-            f"random_state={args.random_state}); each training fold subsampled "
-            f"(stratified, nested) to each fraction; {n_fits} fits in "
-            f"{elapsed:.0f} s.\n\n"
-            + result.to_markdown(reference, test=args.test, details=True)
-            + "\n\n![study](study.png)\n"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out, "study.csv", result.to_csv)
+    _write(
+        out,
+        "study.png",
+        lambda path: _save_plot(result, path, args.dataset, args.test),
+    )
+    what = (
+        "the full training folds"
+        if fractions == [1.0]
+        else "each training fold subsampled (stratified, nested) to each fraction"
+    )
+    report = (
+        f"# {'Evaluation' if args.command == 'evaluate' else 'Data-fraction study'}: "
+        f"{args.dataset}\n\n"
+        f"RepeatedStratifiedKFold({args.folds} folds x {args.repeats} repeats, "
+        f"random_state={args.random_state}); {what}; {n_fits} fits in "
+        f"{elapsed:.0f} s.\n\n"
+        + (
+            "Preprocessing inside each training fold: " + "; ".join(notes) + ".\n\n"
+            if notes
+            else ""
         )
-        (out / "study.md").write_text(report, encoding="utf-8")
-        print(f"Wrote {out / 'study.csv'}, {out / 'study.png'}, {out / 'study.md'}.")
+        + result.to_markdown(reference, test=args.test, details=True)
+        + "\n\n![study](study.png)\n"
+    )
+    _write(out, "study.md", lambda path: path.write_text(report, encoding="utf-8"))
+    print(f"Wrote {out / 'study.csv'}, {out / 'study.png'}, {out / 'study.md'}.")
     return 0
 
 
@@ -409,7 +655,7 @@ def _save_plot(result, path, title, test):
     display = StudyDisplay.from_result(
         result, reference=reference, test=test, dataset=title
     )
-    display.figure_.savefig(path, dpi=120)
+    display.figure_.savefig(path, dpi=120, format="png")
     import matplotlib.pyplot as plt
 
     plt.close(display.figure_)
@@ -430,23 +676,26 @@ def _run_factorial(args):
             preset[key] = getattr(args, key)
     _check_out(args.out, ["factorial.csv", "factorial.md"])
     start = time.perf_counter()
-    with _backend(args.backend, args.scheduler):
+    with (
+        _backend(args.backend, args.scheduler),
+        warnings.catch_warnings(record=True) as caught,
+    ):
         result = factorial_study(
             list(preset.pop("datasets")),
             **preset,
             n_jobs=args.n_jobs,
-            progress=False if args.no_progress else "auto",
+            progress=_progress(args),
         )
     elapsed = time.perf_counter() - start
+    _show_warnings(caught)
     report = result.to_markdown()
     print(report)
     print(f"\n{len(result)} fits in {elapsed:.0f} s.")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    result.to_csv(out / "factorial.csv")
-    (out / "factorial.md").write_text(
-        f"# Factorial study ({args.preset} preset)\n\n{report}\n", encoding="utf-8"
-    )
+    _write(out, "factorial.csv", result.to_csv)
+    text = f"# Factorial study ({args.preset} preset)\n\n{report}\n"
+    _write(out, "factorial.md", lambda path: path.write_text(text, encoding="utf-8"))
     print(f"Wrote {out / 'factorial.csv'}, {out / 'factorial.md'}.")
     return 0
 

@@ -1,5 +1,6 @@
 """Tests of the cr-sklearn command line."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -200,3 +201,177 @@ def test_an_error_shows_the_usage_of_its_command(argv, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"usage: cr-sklearn {argv[0]} ")
     assert f"cr-sklearn {argv[0]}: error:" in err
+
+
+# -- an ordinary CSV: text columns and missing values (issue 37 item 2) ---------------
+def _penguins(tmp_path, n=90):
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    bill = rng.normal(40, 5, n)
+    island = rng.choice(["Biscoe", "Dream", "Torgersen"], n)
+    frame = pd.DataFrame(
+        {
+            "bill_mm": bill,
+            "island": island,
+            "sex": rng.choice(["male", "female", None], n),
+            "species": np.where(
+                bill + 4 * (island == "Dream") > 41, "Adelie", "Gentoo"
+            ),
+        }
+    )
+    frame.loc[[2, 11, 40], "bill_mm"] = np.nan
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_a_csv_with_text_and_missing_values_is_preprocessed(tmp_path, capsys):
+    path = _penguins(tmp_path)
+    argv = ["evaluate", "--dataset", str(path), "--target", "species"]
+    assert main([*argv, "--models", "logreg,rf", "--out", str(tmp_path), *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "Preprocessing inside each training fold" in captured.err
+    assert "one-hot encoded 2 text columns: ['island', 'sex']" in captured.err
+    assert "'bill_mm' (3 rows)" in captured.err
+    # Dream is informative: one-hot encoded, the models use it.
+    assert "| LogisticRegression (reference) | 0.9" in captured.out
+    assert "one-hot encoded" in (tmp_path / "study.md").read_text()
+
+
+def test_the_preprocessing_is_a_step_of_every_model(tmp_path, capsys, monkeypatch):
+    import cr_sklearn.study as study
+
+    seen = {}
+
+    def capture(models, X, y, **kwargs):
+        seen.update(models=models, X=X)
+        raise ValueError("captured")
+
+    monkeypatch.setattr(study, "data_fraction_study", capture)
+    argv = ["evaluate", "--dataset", str(_penguins(tmp_path)), "--target", "species"]
+    with pytest.raises(SystemExit):
+        main([*argv, "--models", "cr,logreg", *FAST])
+    assert "captured" in capsys.readouterr().err
+    # Fitted inside each training fold, as the first step of each pipeline.
+    for model in seen["models"].values():
+        assert type(model).__name__ == "Pipeline"
+        assert type(model.steps[0][1]).__name__ == "ColumnTransformer"
+    assert list(seen["X"].columns) == ["bill_mm", "island", "sex"]
+
+
+# -- warnings, --cr-param, progress (items 3, 4) ------------------------------------
+def _few_values(tmp_path):
+    rng = np.random.RandomState(0)
+    a = rng.normal(size=60)
+    rating = rng.randint(0, 4, size=60)
+    lines = ["a,rating,label"] + [
+        f"{x},{r},{'yes' if x > 0 else 'no'}" for x, r in zip(a, rating, strict=True)
+    ]
+    path = tmp_path / "few.csv"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _run_cr(tmp_path, *extra):
+    argv = ["evaluate", "--dataset", str(_few_values(tmp_path)), "--target", "label"]
+    fast_cr = ["--cr-param", "max_iter=5", "--cr-param", "hidden_layer_sizes=(8,)"]
+    return main([*argv, "--models", "cr", *fast_cr, "--out", str(tmp_path), *extra])
+
+
+def test_cr_params_reach_the_cr_model(tmp_path, monkeypatch, capsys):
+    import cr_sklearn.study as study
+
+    seen = {}
+    real = study.data_fraction_study
+
+    def capture(models, *args, **kwargs):
+        seen["params"] = models["CR"].get_params()
+        return real(models, *args, **kwargs)
+
+    monkeypatch.setattr(study, "data_fraction_study", capture)
+    assert _run_cr(tmp_path, "--cr-param", "encoding_bins=2", *FAST) == 0
+    assert seen["params"]["encoding_bins"] == 2
+    assert seen["params"]["hidden_layer_sizes"] == (8,)
+
+
+def test_warnings_are_shown_once_after_the_fits(tmp_path, capsys):
+    # 16 bins on 40 training rows: the encoding warns in every CR fit.
+    assert _run_cr(tmp_path, "--cr-param", "encoding_bins=16", *FAST) == 0
+    err = capsys.readouterr().err
+    assert err.count("Lower encoding_bins") == 1
+    assert re.search(r"\(in [123] of 3 fits\)", err)
+    assert err.index("Warnings from the fits") > err.index("3 fits")
+
+
+def test_warnings_name_the_columns(tmp_path, capsys):
+    # The CR step sees the CSV's column names: a warning about a column
+    # names it as the file does.
+    assert _run_cr(tmp_path, "--cr-param", "encoding_bins=16", *FAST) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "Lower encoding_bins" in x)
+    assert "'rating'" in line
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    fast = ["--folds", "3", "--repeats", "1", "--n-jobs", "1"]  # progress on
+    assert _run_cr(tmp_path, *fast) == 0
+    err = capsys.readouterr().err
+    assert "study: 1/3 fits (33%)" in err and "time left" in err
+    assert "study: 3/3 fits in " in err
+
+
+# -- help and captions (items 5, 6) ---------------------------------------------------
+def test_help_texts_say_what_the_table_shows():
+    sub = build_parser()._subparsers._group_actions[0].choices
+    evaluate = sub["evaluate"].format_help()
+    assert "%%" not in evaluate and "100% only" in evaluate
+    assert "Holm-corrected" not in evaluate
+    assert "unadjusted p-values" in " ".join(evaluate.split())
+    assert "150 fits" in evaluate and "750" not in evaluate
+    study = " ".join(sub["study"].format_help().split())
+    assert "750 fits" in study and "unadjusted p-values" in study
+    assert "--cr-param KEY=VALUE" in study and "--no-preprocess" in study
+
+
+def test_one_fraction_and_one_model_are_singular(capsys):
+    assert main(["evaluate", "--models", "logreg", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "1 model x 1 fraction x 1x3 CV = 3 fits" in captured.err
+    assert "fit time: mean seconds per fit, at 100% of each training fold" in (
+        captured.out
+    )
+
+
+def test_evaluate_draws_a_plot_for_one_fraction(tmp_path, capsys, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from cr_sklearn.study import StudyDisplay
+
+    drawn = {}
+    real = StudyDisplay.from_result
+
+    def keep(*args, **kwargs):
+        drawn["display"] = display = real(*args, **kwargs)
+        monkeypatch.setattr(display.figure_, "clf", lambda: None)
+        return display
+
+    monkeypatch.setattr(StudyDisplay, "from_result", keep)
+    monkeypatch.setattr(plt, "close", lambda *a: None)
+    argv = ["evaluate", "--dataset", "breast-cancer", "--models", "logreg,svc,rf"]
+    assert main([*argv, "--out", str(tmp_path), *FAST]) == 0
+    display = drawn["display"]
+    title = display.figure_.get_suptitle()
+    assert "at 100% of each training fold" in title and "nested" not in title
+    # A row per model, the score on the x axis: no fraction axis.
+    rows = {t.get_text(): t.get_position()[1] for t in display.ax_.get_yticklabels()}
+    assert set(rows) == {"LogisticRegression (reference)", "SVC", "RandomForest"}
+    assert max(rows, key=rows.get) == "LogisticRegression (reference)"  # on top
+    assert display.ax_.get_xlabel() == "accuracy"
+    assert "Fraction" not in display.diff_ax_.get_xlabel()
+    low, high = display.ax_.get_xlim()
+    means = [line.get_xdata()[0] for line in display.lines_.values()]
+    assert low < min(means) and max(means) < high
+    plt.close("all")
+    caption = (tmp_path / "study.md").read_text()
+    assert "Fit time: mean seconds per fit, at 100% of each training fold" in caption
