@@ -572,7 +572,8 @@ class DREGScorer:
     (analytic for CR estimators, finite differences for the others): the
     gradient with respect to the input of a pipeline's final step (or a bare
     estimator's ``X``), each column in units of its standard deviation in
-    ``X``, so the taus of different models are comparable. It works wherever
+    ``X``, so the taus of smooth models are comparable (a tree ensemble's
+    depends on ``step``: see :func:`gradient_norms`). It works wherever
     sklearn accepts a scoring callable: ``cross_validate(scoring=...)``,
     ``GridSearchCV(scoring={...})`` and the study tables.
 

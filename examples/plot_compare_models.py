@@ -15,7 +15,13 @@ tau is measured by one rule for every model (the user guide's page on tau
 states it): the gradient with respect to the input of the pipeline's final
 step, the columns the model reads, each in units of its standard deviation.
 The CR network's gradient is analytic, every other model's comes from
-finite differences of the same kind, so the numbers are comparable.
+finite differences of the same kind. That makes the smooth models' taus
+comparable; a random forest and XGBoost are piecewise constant, so their
+difference quotients see a jump only where a split lies within the step of
+a sample, and their tau reflects the finite-difference step, the trees'
+depth and the ensemble's size more than the model (the page on tau says
+why): read it as a property of those settings, not as the forest's
+smoothness.
 
 The example runs in about a minute on one CPU core. Setting the environment
 variable ``CR_SKLEARN_EXAMPLE_QUICK=1`` shrinks it to a smoke test.
