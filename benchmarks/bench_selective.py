@@ -1,84 +1,51 @@
-"""Which predictions to trust? Risk-coverage of CR's signals, per suite table.
+"""Which predictions to trust? Risk-coverage of CR's signals on the suite tables.
 
-For every table of the benchmark suite (the registry ``_suite_tables.py``;
-without it, two of scikit-learn's bundled tables) and every outer split
-(``RepeatedStratifiedKFold(n_splits=--folds, n_repeats=--repeats,
-random_state=0)``, the suite's 5x2 protocol by default at ``--repeats 5``),
-with the suite's preprocessing fitted on the training fold:
+For every table of the classification suite (``suite_tables.py``) and every
+split (``--folds`` x ``--repeats``, the suite's splits), with the suite's
+preprocessing fitted on the training fold:
 
-- CR: ``SelectiveClassifier(CRClassifier(), cv=--inner-cv)`` is fitted on
-  the training fold. Its refitted ``estimator_`` is the CR network at its
-  defaults; on the test fold we report the AURC of each of its signals
-  (``confidence_signals``: max probability, margin for more than two
-  classes, input sensitivity, input distance, MC dropout) **relative to the
-  same model's max-probability AURC** (raw AURC mostly restates accuracy),
-  the AURC of the best single signal *chosen on the out-of-fold data of the
-  training fold* (never on the test fold), and that of
-  ``SelectiveClassifier.confidence``: the learned combination, unless a
-  single signal had the lower out-of-fold AURC on the training fold
-  (``confidence_source_``).
-- Baselines (``cr_sklearn.study.default_baselines``, SVC with
-  ``probability=True``): E-AURC of their probability signal, beside CR's,
-  and the AURC of their finite-difference gradient norm relative to their
-  probability's.
-- Flip rates: the share of test predictions that change under Gaussian
-  noise of ``sigma`` training standard deviations on the numeric columns
-  (``--draws`` draws, the same noise for every model), against each model's
-  tau (``gradient_tail_ratio`` of the test fold's gradient norms), with the
-  Spearman correlation across the models of a table: the papers' claim that
-  a lower tau means fewer flips makes it positive.
-- The guaranteed-risk threshold: a target of ``--target-ratio`` times the
-  out-of-fold error of the training fold, at ``--delta``
-  (``SelectiveClassifier.threshold_for_risk``); we report the test fold's
-  coverage and selective risk and how often it exceeds the target.
+- CR: ``SelectiveClassifier(CRClassifier(), cv=--inner-cv)``; on the test
+  fold the AURC of each of its signals (``confidence_signals``) relative to
+  its max-probability AURC, the best single signal chosen on the training
+  fold's out-of-fold data, and ``SelectiveClassifier.confidence``.
+- Baselines (``default_baselines``, SVC with probabilities): E-AURC of their
+  probability, and the AURC of their finite-difference gradient norm
+  relative to their probability's, on ``--max-gradient-rows`` test rows.
+- Flips: the share of test predictions that change under Gaussian noise of
+  ``--sigmas`` training standard deviations on the numeric columns, against
+  each model's tau, with Spearman's rho across the models of a table.
+- The guaranteed-risk threshold for ``--target-ratio`` times the out-of-fold
+  risk at ``--delta``: test coverage, risk and how often it is exceeded.
 
-Tables named by ``--ordinal`` (SST-5 by default) also run as ordinal tasks:
-``CROrdinalRegressor`` and the absolute error in ranks, the probability
-signal being the mass within one class of the prediction.
+Tables named by ``--ordinal`` also run as ordinal tasks (CROrdinalRegressor,
+the absolute error in ranks). Signals and flips use at most
+``--max-test-rows`` rows of a test fold (stratified). Run::
 
-Signals and flips are evaluated on at most ``--max-test-rows`` rows of each
-test fold (a stratified subsample); the baselines' finite-difference
-gradient norms (``2 * n_features`` predictions per row) and their tau on a
-random ``--max-gradient-rows`` of those. Tasks (table x split) run in parallel
-processes with one thread each (``--n-jobs``).
-
-Run::
-
-    python benchmarks/bench_selective.py --split tune --repeats 5
-    python benchmarks/bench_selective.py --tables breast_cancer --repeats 1 \\
-        --quick --output selective_smoke.md    # a smoke test
-
-The Markdown report goes to ``benchmarks/results/selective.md``.
+    python benchmarks/run.py selective --repeats 1 --max-test-rows 1000 \\
+        --n-jobs 2 --tables breast_cancer,digits,iris,...
+    python benchmarks/run.py selective --tables sst5,yelp5 --repeats 1 \\
+        --max-test-rows 1000 --output benchmarks/results/selective_text.md
 """
-
-import argparse
-import datetime
-import importlib.util
-import shlex
-import subprocess
-import sys
-import time
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
-from scipy import stats
-from sklearn.model_selection import RepeatedStratifiedKFold, train_test_split
-
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "selective.md"
-CV_SEED = 0
-BASELINES = ("LogisticRegression", "SVC", "RandomForest", "XGBoost", "MLP")
-CR_SIGNALS = (
-    "max_proba",
-    "margin",
-    "input_sensitivity",
-    "input_distance",
-    "mc_dropout",
+import suite_tables
+from harness import (
+    Config,
+    fmt,
+    header,
+    make_preprocessing,
+    make_splits,
+    markdown_table,
+    one_thread,
+    parallel,
+    subsample,
 )
-QUICK_CR = dict(hidden_layer_sizes=(8,), max_iter=5)
+
+BASELINES = ("LogisticRegression", "SVC", "RandomForest", "XGBoost", "MLP")
+CR_SIGNALS = ("max_proba", "margin", "input_sensitivity", "input_distance")
+CR_SIGNALS += ("mc_dropout",)
+QUICK_CR = {"hidden_layer_sizes": (8,), "max_iter": 5}
 
 
 def cr_signals(n_members=1):
@@ -86,123 +53,21 @@ def cr_signals(n_members=1):
     return CR_SIGNALS + (("member_disagreement",) if n_members > 1 else ())
 
 
-# -- tables ---------------------------------------------------------------------
-def _registry():
-    """The suite's table registry, imported by path; None when absent."""
-    path = HERE / "_suite_tables.py"
-    if not path.is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("_suite_tables", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("_suite_tables", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _bundled(loader_name):
-    def load():
-        from sklearn import datasets
-
-        bunch = getattr(datasets, loader_name)(as_frame=True)
-        return bunch.data.astype(float), bunch.target.to_numpy()
-
-    return load
-
-
-FALLBACK = {
-    "breast_cancer": _bundled("load_breast_cancer"),
-    "wine": _bundled("load_wine"),
-}
-
-
-def select_tables(names, split, data_dir):
-    """``(name -> loader, skipped name -> reason)``; loaders return ``(X, y)``."""
-    registry = _registry()
-    if registry is None:
-        print("benchmarks/_suite_tables.py not found: using scikit-learn tables.")
-        chosen = names or list(FALLBACK)
-        unknown = sorted(set(chosen) - set(FALLBACK))
-        if unknown:
-            raise SystemExit(f"Unknown tables {unknown}; known: {sorted(FALLBACK)}.")
-        return {n: FALLBACK[n] for n in chosen}, {}
-    loaders, skipped = {}, {}
-    for table in registry.get_tables(names, split):
-        reason = registry.why_unavailable(table, data_dir)
-        if reason is None:
-            loaders[table.name] = (registry.load_table, table, data_dir)
-        else:
-            skipped[table.name] = reason
-    return loaders, skipped
-
-
-def load(loader):
-    if callable(loader):
-        return loader()
-    function, table, data_dir = loader
-    return function(table, data_dir)
-
-
-def make_preprocessing(X):
-    """The suite's preprocessing: impute and scale numbers, one-hot the rest."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    numeric = list(X.select_dtypes("number").columns)
-    categorical = [c for c in X.columns if c not in numeric]
-    encoder = OneHotEncoder(
-        drop="if_binary", handle_unknown="ignore", sparse_output=False
-    )
-    numbers = make_pipeline(SimpleImputer(strategy="median"), StandardScaler())
-    others = make_pipeline(
-        SimpleImputer(strategy="constant", fill_value="missing"), encoder
-    )
-    transformer = ColumnTransformer(
-        [("numeric", numbers, numeric), ("categorical", others, categorical)],
-        sparse_threshold=0.0,
-    )
-    return transformer, len(numeric)
-
-
-# -- one split ------------------------------------------------------------------
-def _aurc_of_losses(losses, confidence):
-    from cr_sklearn import aurc_score
-
-    levels = np.arange(int(losses.max()) + 1)
-    return aurc_score(
-        losses, np.zeros_like(losses), confidence, loss="absolute", labels=levels
-    )
-
-
 def _baseline(name, seed):
     from cr_sklearn.study import default_baselines
 
     model = default_baselines(random_state=seed, n_jobs=1)[name]
     probability = [k for k in model.get_params() if k.endswith("probability")]
-    if probability:
-        model.set_params(**{probability[0]: True})
-    return model
+    return model.set_params(**{probability[0]: True}) if probability else model
 
 
-def _flips(model, X, noises):
-    pred = model.predict(X)
-    return [float(np.mean(model.predict(X + noise) != pred)) for noise in noises]
+def _ranks_error(y, pred, labels):
+    position = {label: i for i, label in enumerate(labels)}
+    return np.abs(np.array([position[v] for v in y]) - [position[v] for v in pred])
 
 
-def evaluate(task, loader, train, test, seed, args):
-    """Every number of one (table, split): a flat dict."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import torch
-
-        torch.set_num_threads(1)
-        return _evaluate(task, loader, train, test, seed, args)
-
-
-def _evaluate(task, loader, train, test, seed, args):
+def evaluate(table, kind, train, test, seed, args):
+    """Every number of one table, task kind and split: a flat dict."""
     from cr_sklearn import (
         CRClassifier,
         CROrdinalRegressor,
@@ -214,386 +79,331 @@ def _evaluate(task, loader, train, test, seed, args):
         gradient_tail_ratio,
     )
 
-    X, y = load(loader)
-    X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
-    y = np.asarray(y)
-    pre, n_numeric = make_preprocessing(X)
-    X_train = pre.fit_transform(X.iloc[train])
-    X_test, y_test = pre.transform(X.iloc[test]), y[test]
-    y_train = y[train]
-    if len(y_test) > args.max_test_rows:
-        keep, _ = train_test_split(
-            np.arange(len(y_test)),
-            train_size=args.max_test_rows,
-            stratify=y_test,
-            random_state=seed,
-        )
-        X_test, y_test = X_test[np.sort(keep)], y_test[np.sort(keep)]
-    ordinal = task == "ordinal"
-    loss = "absolute" if ordinal else "zero_one"
-    rng = np.random.RandomState(seed)
-    scale = X_train.std(axis=0)
-    noises = []
-    for sigma in args.sigmas:
-        for _ in range(args.draws):
-            noise = np.zeros_like(X_test)
-            noise[:, :n_numeric] = (
-                rng.normal(size=(len(X_test), n_numeric)) * sigma * scale[:n_numeric]
-            )
-            noises.append(noise)
-
-    def flip_means(model):
-        flips = np.array(_flips(model, X_test, noises)).reshape(len(args.sigmas), -1)
-        return flips.mean(axis=1)
-
-    out = {"n_test": len(y_test)}
-    grad_rows = np.arange(len(y_test))
-    if len(y_test) > args.max_gradient_rows:
-        grad_rows = np.sort(
-            rng.choice(len(y_test), args.max_gradient_rows, replace=False)
-        )
-    params = dict(random_state=seed, n_threads=1, **(QUICK_CR if args.quick else {}))
-    if args.n_members > 1:
-        params["n_members"] = args.n_members
-    base = CROrdinalRegressor(**params) if ordinal else CRClassifier(**params)
-    start = time.perf_counter()
-    selective = SelectiveClassifier(
-        base, cv=args.inner_cv, n_passes=args.n_passes, random_state=seed
-    ).fit(X_train, y_train)
-    out["cr_fit_s"] = time.perf_counter() - start
-    cr = selective.estimator_
-    labels = cr.classes_
-    kw = dict(loss=loss, labels=labels if ordinal else None)
-    pred = cr.predict(X_test)
-    signals = confidence_signals(
-        cr,
-        X_test,
-        selective.signals_,
-        loss=loss,
-        n_passes=args.n_passes,
-        random_state=seed,
-    )
-    out["cr_risk"] = aurc_score(y_test, pred, np.zeros(len(y_test)), **kw)
-    for name, values in signals.items():
-        out[f"cr_aurc_{name}"] = aurc_score(y_test, pred, values, **kw)
-    out["cr_eaurc_max_proba"] = eaurc_score(y_test, pred, signals["max_proba"], **kw)
-    # The best single signal, chosen on the training fold's out-of-fold data.
-    inner = {
-        name: _aurc_of_losses(selective.cv_loss_, selective.cv_signals_[:, j])
-        for j, name in enumerate(selective.signals_)
-    }
-    best = min(inner, key=inner.get)
-    out["cr_best_signal"] = best
-    out["cr_aurc_best"] = out[f"cr_aurc_{best}"]
-    confidence = selective.confidence(X_test)
-    out["cr_aurc_combined"] = aurc_score(y_test, pred, confidence, **kw)
-    out["cr_source"] = selective.confidence_source_
-    out["cr_eaurc_combined"] = eaurc_score(y_test, pred, confidence, **kw)
-    # The guaranteed-risk threshold for a target below the out-of-fold risk.
-    target = args.target_ratio * float(selective.cv_loss_.mean())
-    out["target"] = target
-    if target > 0:
-        threshold, _ = selective.threshold_for_risk(target, delta=args.delta)
-        accepted = confidence >= threshold
-        out["guarantee_coverage"] = float(accepted.mean())
-        if accepted.any():
-            if ordinal:
-                positions = {label: i for i, label in enumerate(labels)}
-                errors = np.abs(
-                    np.array([positions[v] for v in y_test[accepted]])
-                    - np.array([positions[v] for v in pred[accepted]])
+    X, y = suite_tables.load_table(table, args.data_dir)
+    pre = make_preprocessing(X)
+    with one_thread():
+        Z_train, y_train = pre.fit_transform(X.iloc[train]), y[train]
+        keep = subsample(np.asarray(test), y, int(args.max_test_rows), seed)
+        Z_test, y_test = pre.transform(X.iloc[keep]), y[keep]
+        n_numeric = len(X.select_dtypes("number").columns)
+        rng = np.random.RandomState(seed)
+        scale = Z_train.std(axis=0)
+        noises = []
+        for sigma in args.sigmas:
+            for _ in range(args.draws):
+                noise = np.zeros_like(Z_test)
+                noise[:, :n_numeric] = (
+                    sigma
+                    * scale[:n_numeric]
+                    * rng.normal(size=(len(Z_test), n_numeric))
                 )
-            else:
-                errors = y_test[accepted] != pred[accepted]
-            risk = float(np.mean(errors))
-            out["guarantee_risk"] = risk
-            out["guarantee_violation"] = float(risk > target)
-    # input_sensitivity reads the encoded columns; the same ratio by X in
-    # units of its training spread (tau's rule) beside it.
-    by_x = cr.input_gradient_norms(X_test) / cr.input_gradient_norms(X_train).mean()
-    out["cr_aurc_sensitivity_x"] = aurc_score(y_test, pred, -by_x, **kw)
-    out["tau_CR"] = gradient_tail_ratio(gradient_norms(cr, X_test))
-    out.update(
-        {f"flip_CR_{s}": f for s, f in zip(args.sigmas, flip_means(cr), strict=True)}
-    )
-    for name in args.baselines:
-        try:
-            model = _baseline(name, seed)
-        except KeyError:
-            continue
-        model.fit(X_train, y_train)
-        pred = model.predict(X_test)
-        values = confidence_signals(model, X_test, ["max_proba"], loss=loss)
-        # Finite differences cost 2 * n_features predictions per row: on a
-        # subsample, with the probability's AURC on the same rows beside it.
-        grad = confidence_signals(
-            model, X_test[grad_rows], ["gradient_norm"], loss=loss
+                noises.append(noise)
+        grad_rows = np.arange(len(y_test))
+        if len(y_test) > args.max_gradient_rows:
+            grad_rows = np.sort(rng.choice(len(y_test), args.max_gradient_rows, False))
+        ordinal = kind == "ordinal"
+        loss = "absolute" if ordinal else "zero_one"
+        kw = {"loss": loss}
+        params = {
+            "random_state": seed,
+            "n_threads": 1,
+            **(QUICK_CR if args.quick else {}),
+        }
+        if args.n_members > 1:
+            params["n_members"] = args.n_members
+        base = (CROrdinalRegressor if ordinal else CRClassifier)(**params)
+        selective = SelectiveClassifier(
+            base, cv=args.inner_cv, n_passes=args.n_passes, random_state=seed
+        ).fit(Z_train, y_train)
+        cr = selective.estimator_
+        if ordinal:
+            kw["labels"] = cr.classes_
+        out = {"n_test": len(y_test)}
+
+        def scores(prefix, model, names, **extra):
+            pred = model.predict(Z_test)
+            out[f"{prefix}_risk"] = aurc_score(
+                y_test, pred, np.zeros(len(y_test)), **kw
+            )
+            values = confidence_signals(model, Z_test, names, loss=loss, **extra)
+            for name, v in values.items():
+                out[f"{prefix}_aurc_{name}"] = aurc_score(y_test, pred, v, **kw)
+            out[f"{prefix}_eaurc_max_proba"] = eaurc_score(
+                y_test, pred, values["max_proba"], **kw
+            )
+            flips = [np.mean(model.predict(Z_test + n) != pred) for n in noises]
+            for s, f in zip(
+                args.sigmas, np.reshape(flips, (len(args.sigmas), -1)), strict=True
+            ):
+                out[f"flip_{prefix}_{s}"] = float(f.mean())
+            return pred, values
+
+        pred, _ = scores(
+            "CR", cr, selective.signals_, n_passes=args.n_passes, random_state=seed
         )
-        out[f"{name}_risk"] = float(
-            aurc_score(y_test, pred, np.zeros(len(y_test)), **kw)
-        )
-        out[f"{name}_aurc_max_proba"] = aurc_score(
-            y_test, pred, values["max_proba"], **kw
-        )
-        out[f"{name}_aurc_gradient_norm"] = aurc_score(
-            y_test[grad_rows], pred[grad_rows], grad["gradient_norm"], **kw
-        )
-        out[f"{name}_aurc_max_proba_grad_rows"] = aurc_score(
-            y_test[grad_rows], pred[grad_rows], values["max_proba"][grad_rows], **kw
-        )
-        out[f"{name}_eaurc_max_proba"] = eaurc_score(
-            y_test, pred, values["max_proba"], **kw
-        )
-        out[f"tau_{name}"] = gradient_tail_ratio(
-            gradient_norms(model, X_test[grad_rows])
-        )
-        out.update(
-            {
-                f"flip_{name}_{s}": f
-                for s, f in zip(args.sigmas, flip_means(model), strict=True)
-            }
-        )
+        # The best single signal, chosen on the training fold's out-of-fold data.
+        levels = np.arange(int(selective.cv_loss_.max()) + 1)
+        inner = {
+            name: aurc_score(
+                selective.cv_loss_,
+                np.zeros_like(selective.cv_loss_),
+                selective.cv_signals_[:, j],
+                loss="absolute",
+                labels=levels,
+            )
+            for j, name in enumerate(selective.signals_)
+        }
+        out["CR_best_signal"] = best = min(inner, key=inner.get)
+        out["CR_aurc_best"] = out[f"CR_aurc_{best}"]
+        confidence = selective.confidence(Z_test)
+        out["CR_aurc_combined"] = aurc_score(y_test, pred, confidence, **kw)
+        out["CR_eaurc_combined"] = eaurc_score(y_test, pred, confidence, **kw)
+        out["CR_source"] = selective.confidence_source_
+        by_x = cr.input_gradient_norms(Z_test) / cr.input_gradient_norms(Z_train).mean()
+        out["CR_aurc_sensitivity_x"] = aurc_score(y_test, pred, -by_x, **kw)
+        out["tau_CR"] = gradient_tail_ratio(gradient_norms(cr, Z_test))
+        out["target"] = target = args.target_ratio * float(selective.cv_loss_.mean())
+        if target > 0:
+            threshold, _ = selective.threshold_for_risk(target, delta=args.delta)
+            accepted = confidence >= threshold
+            out["guarantee_coverage"] = float(accepted.mean())
+            if accepted.any():
+                errors = (
+                    _ranks_error(y_test[accepted], pred[accepted], cr.classes_)
+                    if ordinal
+                    else y_test[accepted] != pred[accepted]
+                )
+                out["guarantee_risk"] = risk = float(np.mean(errors))
+                out["guarantee_violation"] = float(risk > target)
+        for name in args.baselines:
+            try:
+                model = _baseline(name, seed).fit(Z_train, y_train)
+            except (KeyError, ValueError):
+                continue
+            pred, values = scores(name, model, ["max_proba"])
+            g = grad_rows
+            grad = confidence_signals(model, Z_test[g], ["gradient_norm"], loss=loss)
+            by_proba = aurc_score(y_test[g], pred[g], values["max_proba"][g], **kw)
+            by_grad = aurc_score(y_test[g], pred[g], grad["gradient_norm"], **kw)
+            out[f"{name}_grad_ratio"] = by_grad / by_proba if by_proba > 0 else np.nan
+            out[f"tau_{name}"] = gradient_tail_ratio(gradient_norms(model, Z_test[g]))
     return out
 
 
-# -- report ---------------------------------------------------------------------
-def _fmt(value, digits=2):
-    if value is None or (isinstance(value, float) and not np.isfinite(value)):
-        return "-"
-    return f"{value:.{digits}f}"
-
-
-def _counts(series):
-    return ", ".join(f"{k} {v}" for k, v in series.items())
-
-
-def _table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
-
-
 def _mean(rows, key):
-    values = [r[key] for r in rows if key in r and r[key] is not None]
+    values = [r[key] for r in rows if isinstance(r.get(key), float | int)]
     values = [v for v in values if np.isfinite(v)]
     return float(np.mean(values)) if values else np.nan
 
 
 def _ratio(rows, key, reference):
-    """Mean over splits of ``key / reference`` (per split)."""
+    """Mean over splits of ``key / reference``."""
     ratios = [
-        r[key] / r[reference]
-        for r in rows
-        if key in r and r.get(reference, 0) > 0 and np.isfinite(r[key])
+        r[key] / r[reference] for r in rows if key in r and r.get(reference, 0) > 0
     ]
     return float(np.mean(ratios)) if ratios else np.nan
 
 
-def report(results, args, skipped, header):
-    lines = [*header, ""]
+def _counts(values):
+    return ", ".join(f"{k} {v}" for k, v in pd.Series(values).value_counts().items())
+
+
+def report(results, args, skipped, head):
+    """The four sections: CR's signals, E-AURC, flips against tau, the guarantee."""
+    from scipy import stats
+
     ran = {key for rows in results.values() for r in rows for key in r}
-    models = ["CR", *[b for b in args.baselines if f"{b}_risk" in ran]]
+    models = ["CR", *(b for b in args.baselines if f"{b}_risk" in ran)]
     signals = cr_signals(args.n_members)
-    # 1. CR's signals against its own max probability.
-    lines += [
+    ref = "CR_aurc_max_proba"
+    lines = [
+        *head,
+        "",
         "## CR's signals: AURC relative to its max-probability AURC",
         "",
-        "Below 1: the signal ranks the errors later than the predicted "
-        "probability. *best single*: the signal with the lowest out-of-fold AURC "
-        "on the training fold (chosen there, its test ratio reported), with how "
-        "often each was chosen; *selective*: SelectiveClassifier's confidence, "
-        "the learned combination unless a single signal ranked the training "
-        "fold's out-of-fold errors better (its source, how often). Means over "
-        "the splits. *input_sensitivity* takes the gradient with respect to the "
-        "columns the network's first layer reads (the input encoding's); *by "
-        "X*: the same ratio with respect to X, each column in units of its "
-        "training standard deviation (the rule tau uses for every model), "
-        "for comparison.",
+        "Below 1: the signal ranks the errors later than the probability. *best "
+        "single*: the signal with the lowest out-of-fold AURC on the training fold "
+        "(how often each was chosen); *selective*: SelectiveClassifier's confidence "
+        "(its source); *by X*: input sensitivity with respect to X in units of its "
+        "training spread. Means over the splits.",
         "",
     ]
-    rows, n_best, n_combined, n_tables = [], 0, 0, 0
+    rows, n_best, n_combined = [], 0, 0
     for table, splits in results.items():
-        ref = "cr_aurc_max_proba"
-        ratios = [_ratio(splits, f"cr_aurc_{s}", ref) for s in signals[1:3]]
-        ratios.append(_ratio(splits, "cr_aurc_sensitivity_x", ref))
-        ratios += [_ratio(splits, f"cr_aurc_{s}", ref) for s in signals[3:]]
-        best = _ratio(splits, "cr_aurc_best", ref)
-        combined = _ratio(splits, "cr_aurc_combined", ref)
-        chosen = pd.Series([r["cr_best_signal"] for r in splits]).value_counts()
-        source = pd.Series([r["cr_source"] for r in splits]).value_counts()
-        n_tables += 1
-        n_best += bool(best < 1)
-        n_combined += bool(combined < 1)
+        ratios = [_ratio(splits, f"CR_aurc_{s}", ref) for s in signals[1:3]]
+        ratios.append(_ratio(splits, "CR_aurc_sensitivity_x", ref))
+        ratios += [_ratio(splits, f"CR_aurc_{s}", ref) for s in signals[3:]]
+        best, combined = (
+            _ratio(splits, f"CR_aurc_{k}", ref) for k in ("best", "combined")
+        )
+        n_best, n_combined = n_best + (best < 1), n_combined + (combined < 1)
         rows.append(
             [
                 table,
-                str(splits[0]["n_test"]),
-                _fmt(_mean(splits, "cr_risk"), 3),
-                _fmt(_mean(splits, ref), 4),
-                *[_fmt(v) for v in ratios],
-                f"{_fmt(best)} ({_counts(chosen)})",
-                f"{_fmt(combined)} ({_counts(source)})",
+                splits[0]["n_test"],
+                fmt(_mean(splits, "CR_risk"), 3),
+                fmt(_mean(splits, ref), 4),
+                *(fmt(v) for v in ratios),
+                f"{fmt(best)} ({_counts([r['CR_best_signal'] for r in splits])})",
+                f"{fmt(combined)} ({_counts([r['CR_source'] for r in splits])})",
             ]
         )
-    lines += _table(
-        [
-            "table",
-            "test rows",
-            "CR risk",
-            "CR AURC max_proba",
-            *signals[1:3],
-            "input_sensitivity by X",
-            *signals[3:],
-            "best single (chosen)",
-            "selective (source)",
-        ],
-        rows,
-    )
-    share = n_combined / n_tables if n_tables else np.nan
+    cols = ["table", "test rows", "CR risk", "CR AURC max_proba", *signals[1:3]]
+    cols += ["input_sensitivity by X", *signals[3:], "best single", "selective"]
+    lines += markdown_table(cols, rows)
     lines += [
         "",
-        f"Beating the max probability (ratio below 1): best single signal on "
-        f"{n_best} of {n_tables} tables, SelectiveClassifier's confidence on "
-        f"{n_combined} of {n_tables} ({_fmt(100 * share, 0)}%; the goal is 60%).",
+        f"Beating the max probability: best single signal on {n_best} of "
+        f"{len(rows)} tables, SelectiveClassifier's confidence on {n_combined}.",
         "",
-    ]
-    # 2. E-AURC of every model's probability signal.
-    lines += [
         "## E-AURC of the probability signal (lower is better), and the risk",
         "",
-        "E-AURC is the AURC in excess of the oracle ordering's; the risk is the "
-        "error (the mean absolute error in ranks for ordinal tasks) at full "
-        "coverage. *grad/proba*: the AURC of the model's finite-difference "
-        "gradient norm over its probability's, both on the same subsample of "
-        f"at most {args.max_gradient_rows} test rows (the baselines' tau too).",
+        "The risk is the error (MAE in ranks for ordinal tasks) at full "
+        "coverage; grad/proba: the AURC of the finite-difference gradient norm "
+        f"over the probability's, on at most {args.max_gradient_rows} test rows.",
         "",
     ]
     rows = []
     for table, splits in results.items():
         row = [
             table,
-            f"{_fmt(_mean(splits, 'cr_eaurc_max_proba'), 4)} "
-            f"({_fmt(_mean(splits, 'cr_risk'), 3)})",
-            _fmt(_mean(splits, "cr_eaurc_combined"), 4),
+            f"{fmt(_mean(splits, 'CR_eaurc_max_proba'), 4)} "
+            f"({fmt(_mean(splits, 'CR_risk'), 3)})",
+            fmt(_mean(splits, "CR_eaurc_combined"), 4),
         ]
-        for model in models[1:]:
-            eaurc = _mean(splits, f"{model}_eaurc_max_proba")
-            risk = _mean(splits, f"{model}_risk")
-            grad = _ratio(
-                splits,
-                f"{model}_aurc_gradient_norm",
-                f"{model}_aurc_max_proba_grad_rows",
+        for m in models[1:]:
+            row.append(
+                f"{fmt(_mean(splits, f'{m}_eaurc_max_proba'), 4)} "
+                f"({fmt(_mean(splits, f'{m}_risk'), 3)}; grad/proba "
+                f"{fmt(_mean(splits, f'{m}_grad_ratio'))})"
             )
-            row.append(f"{_fmt(eaurc, 4)} ({_fmt(risk, 3)}; grad/proba {_fmt(grad)})")
         rows.append(row)
-    lines += _table(["table", "CR", "CR selective", *models[1:]], rows)
-    lines += [""]
-    # 3. Flip rates against tau.
+    lines += markdown_table(["table", "CR", "CR selective", *models[1:]], rows)
     lines += [
+        "",
         "## Flip rates under Gaussian input noise against tau",
         "",
-        "Per model: tau / the share of test predictions that flip at each "
-        f"sigma ({', '.join(str(s) for s in args.sigmas)} training standard "
-        "deviations of the numeric columns). rho: Spearman correlation across "
-        "the models of the table between tau and the flip rate (positive when "
-        "a lower tau goes with fewer flips; models with an undefined tau, "
-        "such as tree ensembles, are left out).",
+        "Per model: tau / the flip rate at each sigma "
+        f"({', '.join(map(str, args.sigmas))} training standard deviations of the "
+        "numeric columns); rho: Spearman's correlation across the models between "
+        "tau and the flip rate (models without a finite tau left out).",
         "",
     ]
     rows, positive = [], {s: [0, 0] for s in args.sigmas}
     for table, splits in results.items():
-        row = [table]
         taus = {m: _mean(splits, f"tau_{m}") for m in models}
-        for model in models:
-            flips = "/".join(
-                _fmt(_mean(splits, f"flip_{model}_{s}"), 3) for s in args.sigmas
+        row = [table] + [
+            f"{fmt(taus[m])} / "
+            + "/".join(fmt(_mean(splits, f"flip_{m}_{s}"), 3) for s in args.sigmas)
+            for m in models
+        ]
+        for s in args.sigmas:
+            pairs = [(taus[m], _mean(splits, f"flip_{m}_{s}")) for m in models]
+            pairs = [p for p in pairs if np.isfinite(p).all()]
+            rho = (
+                stats.spearmanr(*zip(*pairs, strict=True)).statistic
+                if len(pairs) >= 3
+                else np.nan
             )
-            row.append(f"{_fmt(taus[model])} / {flips}")
-        for sigma in args.sigmas:
-            pairs = [
-                (taus[m], _mean(splits, f"flip_{m}_{sigma}"))
-                for m in models
-                if np.isfinite(taus[m])
-                and np.isfinite(_mean(splits, f"flip_{m}_{sigma}"))
-            ]
-            rho = np.nan
-            if len(pairs) >= 3:
-                rho = stats.spearmanr(*zip(*pairs, strict=True)).statistic
             if np.isfinite(rho):
-                positive[sigma][0] += rho > 0
-                positive[sigma][1] += 1
-            row.append(_fmt(rho))
+                positive[s][0] += rho > 0
+                positive[s][1] += 1
+            row.append(fmt(rho))
         rows.append(row)
-    lines += _table(
-        ["table", *models, *[f"rho (sigma {s})" for s in args.sigmas]], rows
+    lines += markdown_table(
+        ["table", *models, *(f"rho (sigma {s})" for s in args.sigmas)], rows
     )
-    lines += [""]
-    for sigma, (n_pos, n) in positive.items():
-        lines.append(f"- sigma {sigma}: rho > 0 on {n_pos} of {n} tables.")
-    lines += [""]
-    # 4. The guarantee.
+    lines += [""] + [
+        f"- sigma {s}: rho > 0 on {p} of {n} tables." for s, (p, n) in positive.items()
+    ]
     lines += [
+        "",
         "## The guaranteed-risk threshold on the test folds",
         "",
-        f"Target: {args.target_ratio} x the training fold's out-of-fold risk, "
-        f"delta = {args.delta}. Test coverage and selective risk (means over "
-        "the splits that accept anything) and the share of splits whose test "
-        "selective risk exceeds the target.",
+        f"Target: {args.target_ratio} x the training fold's out-of-fold risk, delta "
+        f"= {args.delta}: test coverage, selective risk, splits above the target.",
         "",
     ]
-    rows, n_violations, n_runs = [], 0, 0
+    rows, n_over, n_runs = [], 0, 0
     for table, splits in results.items():
-        ran = [r for r in splits if "guarantee_violation" in r]
-        n_violations += sum(r["guarantee_violation"] for r in ran)
-        n_runs += len(ran)
+        done = [r for r in splits if "guarantee_violation" in r]
+        over = int(sum(r["guarantee_violation"] for r in done))
+        n_over, n_runs = n_over + over, n_runs + len(done)
         rows.append(
             [
                 table,
-                _fmt(_mean(splits, "target"), 3),
-                _fmt(_mean(splits, "guarantee_coverage")),
-                _fmt(_mean(ran, "guarantee_risk"), 3),
-                f"{int(sum(r['guarantee_violation'] for r in ran))} of {len(ran)}",
+                fmt(_mean(splits, "target"), 3),
+                fmt(_mean(splits, "guarantee_coverage")),
+                fmt(_mean(done, "guarantee_risk"), 3),
+                f"{over} of {len(done)}",
             ]
         )
-    lines += _table(
+    lines += markdown_table(
         ["table", "target", "test coverage", "test risk", "above target"], rows
     )
-    rate = n_violations / n_runs if n_runs else np.nan
     lines += [
         "",
-        f"Above the target on {int(n_violations)} of {n_runs} test folds "
-        f"({_fmt(100 * rate, 1)}%; promised: at most {100 * args.delta:g}%, up "
-        "to the refit on the whole training fold).",
+        f"Above the target on {n_over} of {n_runs} test folds (promised: at most "
+        f"{100 * args.delta:g}%, up to the refit on the whole training fold).",
     ]
     if skipped:
-        lines += ["", "Skipped:", ""]
-        lines += [f"- {name}: {reason}" for name, reason in skipped.items()]
+        lines += ["", "Skipped:", "", *(f"- {n}: {why}" for n, why in skipped.items())]
     return "\n".join(lines) + "\n"
 
 
-def _commit():
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=HERE,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+def run(args):
+    """The ``selective`` report."""
+    tables, skipped = [], {}
+    for table in suite_tables.get_tables(args.tables, args.split):
+        reason = suite_tables.why_unavailable(table, args.data_dir)
+        if reason:
+            skipped[table.name] = reason
+        else:
+            tables.append(table)
+    jobs, labels = [], []
+    for table in tables:
+        _, y = suite_tables.load_table(table, args.data_dir)
+        splits = make_splits(y, args.repeats, args.folds)
+        for kind in (
+            "classification",
+            *(["ordinal"] if table.name in args.ordinal else []),
+        ):
+            for i, (train, test) in enumerate(splits):
+                jobs.append((table, kind, train, test, i, args))
+                labels.append(table.name + (" (ordinal)" if kind == "ordinal" else ""))
+    print(f"{len(jobs)} tasks on {len(tables)} tables; skipped: {sorted(skipped)}")
+    results = {label: [] for label in labels}
+    for i, out in sorted(
+        parallel(evaluate, jobs, args.n_jobs, progress=True), key=lambda r: r[0]
+    ):
+        results[labels[i]].append(out)
+    note = (
+        f"{args.folds}-fold x {args.repeats} repeats, inner cv {args.inner_cv}"
+        + (", quick CR settings" if args.quick else "")
+        + (f", CR with n_members={args.n_members}" if args.n_members > 1 else "")
+        + "."
+    )
+    head = header(
+        "Which predictions to trust: risk-coverage of CR's signals",
+        args.argv,
+        notes=[note],
+    )
+    return report(results, args, skipped, head)
 
 
-# -- main -----------------------------------------------------------------------
-def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _names(text):
+    return [n for n in text.split(",") if n]
+
+
+def add_arguments(parser):
+    """The options of ``selective``."""
     parser.add_argument("--split", choices=["all", "tune", "confirm"], default="all")
-    parser.add_argument("--tables", type=lambda s: s.split(","), default=None)
+    parser.add_argument("--tables", type=_names, default=None)
     parser.add_argument(
         "--ordinal",
-        type=lambda s: [n for n in s.split(",") if n],
+        type=_names,
         default=["sst5"],
-        help="tables also run as ordinal tasks (empty string for none)",
+        help="tables also run as ordinal tasks ('' for none)",
     )
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--folds", type=int, default=2)
@@ -606,73 +416,20 @@ def parse_args(argv):
     )
     parser.add_argument("--draws", type=int, default=5)
     parser.add_argument("--max-test-rows", type=int, default=2000)
-    parser.add_argument(
-        "--max-gradient-rows",
-        type=int,
-        default=300,
-        help="test rows for the baselines' finite-difference gradient norms",
-    )
-    parser.add_argument(
-        "--baselines",
-        type=lambda s: [n for n in s.split(",") if n],
-        default=list(BASELINES),
-    )
+    parser.add_argument("--max-gradient-rows", type=int, default=300)
+    parser.add_argument("--baselines", type=_names, default=list(BASELINES))
     parser.add_argument("--quick", action="store_true", help="tiny CR fits (smoke)")
-    parser.add_argument(
-        "--n-members",
-        type=int,
-        default=1,
-        help="CR's n_members (above 1 adds the member_disagreement signal)",
-    )
+    parser.add_argument("--n-members", type=int, default=1)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--data-dir", type=Path, default=None)
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    return parser.parse_args(argv)
+    parser.add_argument("--data-dir", default=None)
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    loaders, skipped = select_tables(args.tables, args.split, args.data_dir)
-    tasks = []
-    for name, loader in loaders.items():
-        kinds = ["classification"] + (["ordinal"] if name in args.ordinal else [])
-        _, y = load(loader)
-        cv = RepeatedStratifiedKFold(
-            n_splits=args.folds, n_repeats=args.repeats, random_state=CV_SEED
-        )
-        splits = list(cv.split(np.zeros(len(y)), y))
-        for kind in kinds:
-            label = name if kind == "classification" else f"{name} (ordinal)"
-            for i, (train, test) in enumerate(splits):
-                tasks.append((label, kind, loader, train, test, i))
-    print(f"{len(tasks)} tasks on {len(loaders)} tables; skipped: {sorted(skipped)}")
-    start = time.perf_counter()
-    jobs = (
-        delayed(evaluate)(kind, loader, train, test, seed, args)
-        for _, kind, loader, train, test, seed in tasks
-    )
-    outputs = Parallel(n_jobs=args.n_jobs, return_as="generator")(jobs)
-    results = {}
-    for (label, *_), out in zip(tasks, outputs, strict=True):
-        results.setdefault(label, []).append(out)
-        elapsed = time.perf_counter() - start
-        print(f"[{elapsed:7.1f}s] {label}: CR fit {out['cr_fit_s']:.1f}s", flush=True)
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    header = [
-        "# Which predictions to trust: risk-coverage of CR's signals",
-        "",
-        f"Produced by `python benchmarks/bench_selective.py {shlex.join(argv)}` "
-        f"(commit {_commit()}, {when}; {args.folds}-fold x {args.repeats} "
-        f"repeats, inner cv {args.inner_cv}"
-        f"{', quick CR settings' if args.quick else ''}"
-        f"{f', CR with n_members={args.n_members}' if args.n_members > 1 else ''}).",
-    ]
-    text = report(results, args, skipped, header)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
-
-
-if __name__ == "__main__":
-    main()
+CONFIGS = [
+    Config(
+        "selective",
+        "risk-coverage of CR's signals on the suite tables",
+        add_arguments,
+        run,
+        lambda a: "selective.md",
+    ),
+]

@@ -1,234 +1,288 @@
-"""SST-5 and Yelp on frozen MiniLM sentence embeddings: CR heads vs baselines.
+"""Text on frozen sentence embeddings, and the embedding cache of a search.
 
-Train on (a stratified fraction of) the train split, score on the test split,
-over several seeds. The embeddings are the precomputed all-MiniLM-L6-v2 vectors
-(384-d, unit norm) next to each dataset (``minilm_embeddings.npz``), read with
-:func:`cr_sklearn.datasets.load_sst5` / :func:`~cr_sklearn.datasets.load_yelp5`.
-
-- SST-5: 5 classes (0..4), train 8,544 -> test 2,210. Models: CRClassifier,
-  CROrdinalRegressor, LogisticRegression, SVC (RBF), MLPClassifier.
-- Yelp: the balanced sample (400 reviews per star in each split), train 2,000
-  -> test 2,000, stars 1..5. The same models.
-
-Every model keeps its library defaults (CR: two layers of 64, stream DREG,
-4 random projections at 384 features, early stopping on 10% of the training
-data; MLPClassifier gets the same width and early stopping). The dev split of
-SST-5 is not used. LogisticRegression and SVC are deterministic given the
-data, so at 100% of the training data they run once (the "seeds" column says
-how many runs each row averages).
-
-Metrics: accuracy and MAE in classes (|true - predicted| on the ordered
-labels). Fit times are wall seconds of one fit on one thread, measured while
-other jobs share the machine: compare them within a run only.
+``text``
+    SST-5 (train 8,544 -> test 2,210) and the balanced Yelp sample (2,000 ->
+    2,000) on their precomputed all-MiniLM-L6-v2 embeddings: CRClassifier,
+    CROrdinalRegressor, LogisticRegression, SVC and MLPClassifier (64, 64,
+    early stopping) at their defaults, trained on stratified fractions of the
+    training split over several seeds (LogisticRegression and SVC once at
+    100%: they are deterministic), scored by accuracy and MAE in classes.
+``text-cache``
+    How often GridSearchCV (4 candidates x 3 folds and a refit) over
+    ``SentenceEmbedder -> CRClassifier`` on 2,000 SST-5 sentences sends each
+    sentence to the real encoder, with the cache, without it, and with the
+    sentences embedded once; the encoder's ``encode`` is wrapped to count.
 
 Run::
 
-    python benchmarks/bench_text.py              # both datasets, 5 seeds
-    python benchmarks/bench_text.py --seeds 1 --fractions 0.05 1.0  # quick
+    python benchmarks/run.py text
+    python benchmarks/run.py text --models CRClassifier CROrdinalRegressor \\
+        --output benchmarks/results/text_cr_current.md
+    python benchmarks/run.py text-cache
 """
 
-import argparse
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from joblib import Parallel, delayed
+from harness import (
+    Config,
+    header,
+    markdown_table,
+    one_thread,
+    parallel,
+    subsample,
+    timed,
+)
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-# The shared data folder beside the repository; CR_SKLEARN_DATA overrides it.
-SHARED_DATA = HERE.parents[1] / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FRACTIONS = (0.05, 0.10, 0.25, 0.50, 1.0)
 MODELS = ("CRClassifier", "CROrdinalRegressor", "LogisticRegression", "SVC", "MLP")
 DETERMINISTIC = {"LogisticRegression", "SVC"}
-# Rough relative cost per training row, to start the longest fits first.
-COST = {
-    "SVC": 3.0,
-    "CROrdinalRegressor": 1.2,
-    "CRClassifier": 1.0,
-    "MLP": 0.2,
-    "LogisticRegression": 0.1,
-}
+# Relative cost per training row, to start the longest fits first.
+COST = {"SVC": 3.0, "CROrdinalRegressor": 1.2, "CRClassifier": 1.0, "MLP": 0.2}
 
 
-def _ordinal_class():
-    try:
-        from cr_sklearn import CROrdinalRegressor
-    except ImportError:
-        return None
-    return CROrdinalRegressor
+def _data_home(args):
+    return args.data_home or os.environ.get("CR_SKLEARN_DATA") or SHARED
 
 
 def load(dataset, data_home):
+    """``(X_train, y_train, X_test, y_test)`` of ``"sst5"`` or ``"yelp5"``."""
     from cr_sklearn.datasets import load_sst5, load_yelp5
 
     if dataset == "sst5":
-        train = load_sst5(data_home, subset="train", embeddings=True, return_X_y=True)
-        test = load_sst5(data_home, subset="test", embeddings=True, return_X_y=True)
-    else:
-        kw = {"embeddings": True, "balanced": True, "return_X_y": True}
-        train = load_yelp5(data_home, subset="train", **kw)
-        test = load_yelp5(data_home, subset="test", **kw)
-    return (*train, *test)
+        kw = {"embeddings": True, "return_X_y": True}
+        return (
+            *load_sst5(data_home, subset="train", **kw),
+            *load_sst5(data_home, subset="test", **kw),
+        )
+    kw = {"embeddings": True, "balanced": True, "return_X_y": True}
+    return (
+        *load_yelp5(data_home, subset="train", **kw),
+        *load_yelp5(data_home, subset="test", **kw),
+    )
 
 
 def make_model(name, seed):
+    """An unfitted model of ``MODELS``, one thread."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
     from sklearn.svm import SVC
 
-    from cr_sklearn import CRClassifier
+    from cr_sklearn import CRClassifier, CROrdinalRegressor
 
-    if name == "CRClassifier":
-        return CRClassifier(random_state=seed, n_threads=1)
-    if name == "CROrdinalRegressor":
-        return _ordinal_class()(random_state=seed, n_threads=1)
-    if name == "LogisticRegression":
-        return LogisticRegression(max_iter=2000)
-    if name == "SVC":
-        return SVC()
-    if name == "MLP":
-        return MLPClassifier((64, 64), early_stopping=True, random_state=seed)
-    raise ValueError(name)
+    return {
+        "CRClassifier": lambda: CRClassifier(random_state=seed, n_threads=1),
+        "CROrdinalRegressor": lambda: CROrdinalRegressor(
+            random_state=seed, n_threads=1
+        ),
+        "LogisticRegression": lambda: LogisticRegression(max_iter=2000),
+        "SVC": SVC,
+        "MLP": lambda: MLPClassifier((64, 64), early_stopping=True, random_state=seed),
+    }[name]()
 
 
-def subsample(y, fraction, seed):
-    """Stratified indices of ``fraction`` of the training rows."""
-    from sklearn.model_selection import train_test_split
-
-    idx = np.arange(len(y))
-    if fraction >= 1.0:
-        return idx
-    keep, _ = train_test_split(idx, train_size=fraction, stratify=y, random_state=seed)
-    return np.sort(keep)
-
-
-def run_one(dataset, model_name, fraction, seed, X_train, y_train, X_test, y_test):
-    from threadpoolctl import threadpool_limits
-
-    keep = subsample(y_train, fraction, seed)
-    model = make_model(model_name, seed)
-    with threadpool_limits(1):
-        start = time.perf_counter()
-        model.fit(X_train[keep], y_train[keep])
-        fit_s = time.perf_counter() - start
+def _fit_one(dataset, name, fraction, seed, X_train, y_train, X_test, y_test):
+    keep = subsample(np.arange(len(y_train)), y_train, float(fraction), seed)
+    model = make_model(name, seed)
+    with one_thread():
+        seconds = timed(model.fit, X_train[keep], y_train[keep])
         pred = model.predict(X_test)
     return {
         "dataset": dataset,
-        "model": model_name,
+        "model": name,
         "fraction": fraction,
         "n_train": len(keep),
-        "seed": seed,
         "accuracy": float(np.mean(pred == y_test)),
         "mae": float(np.mean(np.abs(pred.astype(int) - y_test.astype(int)))),
-        "fit_s": fit_s,
+        "fit_s": seconds,
     }
 
 
-def summarise(rows, dataset):
-    lines = [
-        f"### {dataset}",
-        "",
-        "| fraction | n_train | model | accuracy (%) | MAE | seeds | fit s |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    keys = sorted(
-        {(r["fraction"], r["model"]) for r in rows if r["dataset"] == dataset},
-        key=lambda k: (k[0], MODELS.index(k[1])),
+def run_text(args):
+    """The ``text`` report."""
+    import pandas as pd
+
+    data = {d: load(d, _data_home(args)) for d in args.datasets}
+    jobs = []
+    for dataset in args.datasets:
+        for name in args.models:
+            for fraction in args.fractions:
+                once = name in DETERMINISTIC and fraction >= 1
+                for seed in range(1 if once else args.seeds):
+                    jobs.append((dataset, name, fraction, seed, *data[dataset]))
+    jobs.sort(key=lambda j: -COST.get(j[1], 0.1) * len(j[5]) * j[2])
+    rows = pd.DataFrame([r for _, r in parallel(_fit_one, jobs, args.n_jobs, True)])
+    lines = header(
+        "Frozen MiniLM embeddings: SST-5 and Yelp (balanced sample)",
+        args.argv,
+        notes=[
+            "Test split scores; mean ± std over seeds (the "
+            "subsample and the model's seed); MAE in classes; one thread per "
+            "fit, wall seconds on a shared machine."
+        ],
     )
-    for fraction, model in keys:
-        sel = [
-            r
-            for r in rows
-            if r["dataset"] == dataset
-            and r["fraction"] == fraction
-            and r["model"] == model
-        ]
-        acc = 100 * np.array([r["accuracy"] for r in sel])
-        mae = np.array([r["mae"] for r in sel])
-        fit = np.mean([r["fit_s"] for r in sel])
-        lines.append(
-            f"| {fraction:.0%} | {sel[0]['n_train']} | {model} | "
-            f"{acc.mean():.2f} ± {acc.std():.2f} | {mae.mean():.3f} ± {mae.std():.3f}"
-            f" | {len(sel)} | {fit:.1f} |"
+    for dataset, part in rows.groupby("dataset", sort=False):
+        table = []
+        for (fraction, name), sel in part.groupby(["fraction", "model"]):
+            acc, mae = 100 * sel["accuracy"], sel["mae"]
+            table.append(
+                [
+                    f"{fraction:.0%}",
+                    sel["n_train"].iloc[0],
+                    name,
+                    f"{acc.mean():.2f} ± {acc.std(ddof=0):.2f}",
+                    f"{mae.mean():.3f} ± {mae.std(ddof=0):.3f}",
+                    len(sel),
+                    f"{sel['fit_s'].mean():.1f}",
+                ]
+            )
+        lines += ["", f"### {dataset}", ""]
+        lines += markdown_table(
+            ["fraction", "n_train", "model", "accuracy (%)", "MAE", "seeds", "fit s"],
+            table,
         )
-    lines.append("")
-    # Accuracy at a glance: models x fractions.
-    fractions = sorted({k[0] for k in keys})
-    lines.append("| model | " + " | ".join(f"{f:.0%}" for f in fractions) + " |")
-    lines.append("| --- |" + " --- |" * len(fractions))
-    for model in MODELS:
-        cells = []
-        for f in fractions:
-            acc = [
-                100 * r["accuracy"]
-                for r in rows
-                if r["dataset"] == dataset
-                and r["model"] == model
-                and r["fraction"] == f
-            ]
-            cells.append(f"{np.mean(acc):.2f}" if acc else "–")
-        if any(c != "–" for c in cells):
-            lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    lines.append("")
-    return lines
+    return "\n".join(lines) + "\n"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def _text_args(parser):
     parser.add_argument("--datasets", nargs="+", default=["sst5", "yelp5"])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--fractions", type=float, nargs="+", default=FRACTIONS)
-    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--data-home", default=None)
-    parser.add_argument("--output", default=str(RESULTS / "text.md"))
-    args = parser.parse_args()
 
-    data_home = args.data_home or os.environ.get("CR_SKLEARN_DATA") or SHARED_DATA
-    models = list(args.models)
-    notes = []
-    if "CROrdinalRegressor" in models and _ordinal_class() is None:
-        models.remove("CROrdinalRegressor")
-        notes.append("CROrdinalRegressor is not available in this checkout: skipped.")
 
-    data = {d: load(d, data_home) for d in args.datasets}
-    tasks = []
-    for dataset in args.datasets:
-        n = len(data[dataset][1])
-        for model in models:
-            for fraction in args.fractions:
-                seeds = range(args.seeds)
-                if model in DETERMINISTIC and fraction >= 1.0:
-                    seeds = range(1)
-                for seed in seeds:
-                    cost = COST[model] * n * fraction
-                    tasks.append((cost, dataset, model, fraction, seed))
-    tasks.sort(key=lambda t: -t[0])
-    start = time.perf_counter()
-    rows = Parallel(n_jobs=args.n_jobs, verbose=5)(
-        delayed(run_one)(d, m, f, s, *data[d]) for _, d, m, f, s in tasks
+GRID = {
+    "cr__dreg_lambda": [10**-3.5, 10**-2.5],
+    "cr__hidden_layer_sizes": [(32,), (64,)],
+}
+
+
+def _search(X, y, steps):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.pipeline import Pipeline
+
+    search = GridSearchCV(
+        Pipeline(steps),
+        GRID,
+        cv=StratifiedKFold(3, shuffle=True, random_state=0),
+        n_jobs=1,
     )
-    elapsed = time.perf_counter() - start
+    wall = timed(search.fit, X, y)
+    return search, wall
 
-    lines = [
-        "## Frozen MiniLM embeddings: SST-5 and Yelp (balanced sample)",
-        "",
-        f"{len(rows)} fits in {elapsed / 60:.1f} min with n_jobs={args.n_jobs}, "
-        "one thread per fit, while the machine was shared (fit times are noisy).",
-        "Test split scores; mean ± std over seeds (stratified subsample and model "
-        "seed). MAE in classes.",
-        "",
-        *notes,
+
+def run_text_cache(args):
+    """The ``text-cache`` report."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    from cr_sklearn import CRClassifier
+    from cr_sklearn.datasets import load_sst5
+    from cr_sklearn.text import SentenceEmbedder
+
+    sst = load_sst5(_data_home(args), subset="train")
+    rows = np.sort(
+        np.random.default_rng(0).choice(len(sst.target), args.n_sentences, False)
+    )
+    texts, y = [sst.texts[i] for i in rows], sst.target[rows]
+    calls = []
+    original = SentenceTransformer.encode
+
+    def counting(self, sentences, *a, **kw):
+        calls.extend(sentences)
+        return original(self, sentences, *a, **kw)
+
+    def cr():
+        return ("cr", CRClassifier(max_iter=30, random_state=0, n_threads=1))
+
+    results = []
+    SentenceEmbedder().fit_transform(["load the encoder outside the timings"])
+    SentenceTransformer.encode = counting
+    try:
+        with one_thread():
+            for cache in (True, False):
+                SentenceEmbedder.clear_cache()
+                calls.clear()
+                search, wall = _search(
+                    texts, y, [("embed", SentenceEmbedder(cache=cache)), cr()]
+                )
+                results.append(
+                    (f"cache={cache}", len(calls), Counter(calls), wall, search)
+                )
+            SentenceEmbedder.clear_cache()
+            calls.clear()
+            start = time.perf_counter()
+            Z = SentenceEmbedder(cache=False).transform(texts)
+            embed, n_once = time.perf_counter() - start, len(calls)
+            search, wall = _search(np.asarray(Z), y, [cr()])
+            results.append(
+                (
+                    "embed once + search on the array",
+                    n_once,
+                    Counter(texts),
+                    wall + embed,
+                    search,
+                )
+            )
+    finally:
+        SentenceTransformer.encode = original
+    distinct = len(set(texts))
+    table = [
+        [
+            label,
+            n,
+            f"{n / distinct:.2f}, {max(c.values())}",
+            f"{wall:.1f}",
+            f"{wall / results[0][3]:.2f}",
+            f"{s.best_score_:.4f}",
+        ]
+        for label, n, c, wall, s in results
     ]
-    for dataset in args.datasets:
-        lines += summarise(rows, dataset)
-    text = "\n".join(lines)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(text + "\n")
-    print(text)
+    note = (
+        f"{args.n_sentences} SST-5 training sentences ({distinct} distinct), "
+        "4 candidates x 3 folds + refit, n_jobs=1, one thread; "
+        "CRClassifier(max_iter=30); wall seconds on a shared machine."
+    )
+    lines = header(
+        "Encoder calls in GridSearchCV over SentenceEmbedder -> CRClassifier",
+        args.argv,
+        notes=[note],
+    )
+    cols = [
+        "arm",
+        "texts sent to the encoder",
+        "per distinct sentence (mean, max)",
+        "wall s",
+        "wall x cache=True",
+        "best CV accuracy",
+    ]
+    return "\n".join([*lines, "", *markdown_table(cols, table)]) + "\n"
 
 
-if __name__ == "__main__":
-    main()
+def _cache_args(parser):
+    parser.add_argument("--n-sentences", type=int, default=2000)
+    parser.add_argument("--data-home", default=None)
+
+
+CONFIGS = [
+    Config(
+        "text",
+        "SST-5 and Yelp on frozen sentence embeddings",
+        _text_args,
+        run_text,
+        lambda a: "text.md",
+    ),
+    Config(
+        "text-cache",
+        "encoder calls of a grid search, with and without cache",
+        _cache_args,
+        run_text_cache,
+        lambda a: "text_cache.md",
+    ),
+]

@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,14 +34,15 @@ def _work_outside_the_checkout(tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
-def load_benchmark(stem, module_name=None):
-    """Import ``benchmarks/<stem>.py`` as a module named ``module_name``."""
-    spec = importlib.util.spec_from_file_location(
-        module_name or stem, BENCHMARKS / f"{stem}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_benchmark(stem):
+    """Import ``benchmarks/<stem>.py``, its sibling modules importable.
+
+    The benchmarks folder goes on ``sys.path`` (its modules import each other
+    by name), so that every test shares one module object per script.
+    """
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    return importlib.import_module(stem)
 
 
 # --------------------------------------------------------------------------

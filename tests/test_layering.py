@@ -144,30 +144,7 @@ def test_the_checker_sees_upper_layer_imports():
 
 # Allowances, {file relative to the repository root: the private names it may
 # still use}, each with its reason; nothing else may be added here.
-KNOWN_VIOLATIONS = {
-    # A benchmark of the internals: --compare-unlocked swaps the inference lock
-    # for a no-op, which no public API offers (nor should).
-    "benchmarks/bench_load.py": [
-        "cr_sklearn._inference",
-        "cr_sklearn._inference._INFERENCE_LOCK",
-    ],
-    # Counts the sentences the shared model really encodes by wrapping its
-    # encode method: SentenceEmbedder does not expose the loaded model.
-    "benchmarks/bench_text_cache.py": ["SentenceEmbedder()._get_model"],
-    # Times the default fit with the stream recorded op by op beside the
-    # fused one (the speed-up of that node), which no public API offers; and
-    # the prediction's products and sigmoids alone at the chunk size
-    # predict_proba uses, which is not a parameter.
-    "benchmarks/bench_speed.py": [
-        "cr_sklearn.nn.CRNetwork._fused_stream_pass",
-        "cr_sklearn._inference",
-        "cr_sklearn._inference._CHUNK_ELEMENTS",
-        "model._max_width",
-    ],
-    # Times the step the defaults train with: the stream mode
-    # n_projections="auto" resolves to is not a fitted attribute.
-    "benchmarks/bench_members.py": ["model._stream_mode"],
-}
+KNOWN_VIOLATIONS = {}
 
 
 def _is_private(part):
@@ -278,7 +255,7 @@ def test_the_files_are_found():
     names = {_relative(p) for p in PACKAGE_FILES}
     assert {"cr_sklearn/cli.py", "cr_sklearn/study/_factorial.py"} <= names
     scripts = {_relative(p) for p in SCRIPT_FILES}
-    assert "benchmarks/bench_pima.py" in scripts
+    assert "benchmarks/run.py" in scripts
     assert "examples/plot_pima_grid_search.py" in scripts
 
 

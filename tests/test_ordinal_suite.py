@@ -1,19 +1,19 @@
-"""The ordinal benchmark suite's registry and runner (``ordinal_suite.py``).
+"""The ordinal suite: its registry and configuration (``suites.py``).
 
-``benchmarks`` is not a package: the script is imported by path. These tests
-read the registry's stored metadata and run one tiny table end to end.
+``benchmarks`` is not a package: its modules are imported by path. These
+tests read the registry's stored metadata and run one tiny table end to end.
 """
 
 import pytest
 from conftest import load_benchmark
 
-suite = load_benchmark("ordinal_suite")
-registry = suite._ordinal_tables
+run = load_benchmark("run")
+registry = load_benchmark("ordinal_tables")
 TABLES = registry.TABLES
 
 
 def _run(capsys, *argv):
-    suite.main(list(argv))
+    run.main(["ordinal", *argv])
     return capsys.readouterr()
 
 
@@ -36,6 +36,7 @@ def test_list_markdown_names_origin_and_licence(capsys, tmp_path):
     for table in TABLES:
         assert f"| {table.name} | {table.n_rows} |" in text
     assert "| licence |" in text.splitlines()[-len(TABLES) - 2]
+    assert "| 2,000-20,000 | 2 | 3 |" in text
 
 
 def test_the_committed_split_is_the_seeded_draw():
@@ -91,7 +92,7 @@ def test_tiny_end_to_end_run(capsys, tmp_path):
         "--repeats",
         "1",
         "--models",
-        "LogisticAT",
+        "CR,LogisticAT",
         "--candidate",
         'short={"max_iter": 5}',
         "--n-jobs",
@@ -105,9 +106,10 @@ def test_tiny_end_to_end_run(capsys, tmp_path):
     text = output.read_text()
     assert "written to" in out
     assert "# Ordinal benchmark suite" in text
-    assert "| arthritis | 2 |" in text
-    assert "## Wins of short (mean MAE per table)" in text
+    assert "| arthritis | under 2,000 | 2 |" in text
+    assert "### under 2,000 rows" in text
     assert "## short minus each model, per table" in text
+    assert "mean gap overall improves by >= 0.005 MAE" in text
     assert "Failed fits" not in text
     # The baseline is cached, the CR candidate is not.
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 2

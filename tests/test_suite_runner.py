@@ -1,11 +1,12 @@
-"""The benchmark suites' shared runner (``benchmarks/_suite_runner.py``).
+"""The benchmark harness (``benchmarks/harness.py``) on a toy suite.
 
-``benchmarks`` is not a package: the module is imported by path. The tests
-describe a toy task (small tables, scikit-learn models, a loss where lower
-is better) and check what the runner does with it: the models, the cache,
-the fits, the summary in either direction, the report and the command line.
+``benchmarks`` is not a package: its modules are imported by path. A toy task
+(small tables, scikit-learn models, a loss where lower is better) is run
+through the harness: models, the cache, the fits, the summaries by size band,
+the paired differences, the adoption rule, the report and the listing.
 """
 
+import argparse
 import dataclasses
 import json
 import types
@@ -15,53 +16,43 @@ import pandas as pd
 import pytest
 from conftest import load_benchmark
 
-runner = load_benchmark("_suite_runner", "suite_runner")
-Metric, ModelSpec = runner.Metric, runner.ModelSpec
+harness = load_benchmark("harness")
+Metric, ModelSpec = harness.Metric, harness.ModelSpec
 
 
 def _table(name, n_rows, split="tune", reason=None):
-    """What the runner reads of a registry entry, and why it is unavailable."""
     return types.SimpleNamespace(
-        name=name,
-        shape=(n_rows, 3, 2),
-        n_rows=n_rows,
-        n_columns=3,
-        n_classes=2,
-        split=split,
-        reason=reason,
-    )
+        name=name, shape=(n_rows, 3, 2), n_rows=n_rows, n_columns=3, n_classes=2,
+        split=split, reason=reason, group="first", target="t", origin="o",
+        licence="l",
+    )  # fmt: skip
 
 
 TABLES = [
     _table("small", 60),
-    _table("large", 1200, split="confirm"),
+    _table("large", 2400, split="confirm"),
     _table("absent", 80, reason="needs a folder"),
 ]
 
 
 def _get_tables(names=None, split="all"):
-    return [
-        t
-        for t in TABLES
-        if (names is None or t.name in names) and split in ("all", t.split)
-    ]
+    chosen = [t for t in TABLES if names is None or t.name in names]
+    return [t for t in chosen if split in ("all", t.split)]
 
 
 def _load_table(table, data_dir=None):
     rng = np.random.RandomState(len(table.name))
-    n = table.n_rows
-    y = np.arange(n) % 2
-    X = pd.DataFrame(
-        {
-            "signal": y + 0.5 * rng.randn(n),
-            "noise": rng.randn(n),
-            "colour": np.where(rng.rand(n) < 0.5, "red", "blue"),
-        }
-    )
+    y = np.arange(table.n_rows) % 2
+    X = pd.DataFrame({
+        "signal": y + 0.5 * rng.randn(table.n_rows),
+        "noise": rng.randn(table.n_rows),
+        "colour": np.where(rng.rand(table.n_rows) < 0.5, "red", "blue"),
+    })  # fmt: skip
     return X, y
 
 
 REGISTRY = types.SimpleNamespace(
+    __name__="toy_tables",
     get_tables=_get_tables,
     why_unavailable=lambda table, data_dir=None: table.reason,
     load_table=_load_table,
@@ -84,45 +75,31 @@ def _score(spec, model, Z_test, y_test):
     return {"tau": 1.5 if spec.is_cr else np.nan, "loss": loss}
 
 
-def _per_table_section(means, models, cr_models):
-    return ["", "Toy losses:", ""] + runner.score_table(
-        means, "loss", models, 3, best="min"
-    )
-
-
-def _differences_note(model, ratio):
-    return [f"Toy differences of {model} at ratio {ratio:.2f}."]
-
-
-def _list_markdown(tables):
-    rows = [[t.name, t.n_rows] for t in tables]
-    return runner.tables_markdown(TASK, tables, ["Toy note."], ["table", "rows"], rows)
-
-
-TASK = runner.Task(
+TASK = harness.Task(
     name="toy",
+    config="toy",
     title="Toy suite",
-    description="A toy suite.",
     registry=REGISTRY,
     estimator="ToyRegressor",
     models=("CR", "Dummy", "Broken"),
     kinds={"CR": "cr", "Broken": "broken"},
     build_model=_build_model,
     score=_score,
-    metrics=(
-        Metric("loss", "loss", higher_is_better=False, digits=3, difference_digits=3),
-    ),
-    summary_note=("Toy summary.",),
-    per_table_section=_per_table_section,
-    differences_note=_differences_note,
-    list_markdown=_list_markdown,
+    metrics=(Metric("loss", "loss", higher_is_better=False, digits=3),),
+    margin=0.01,
     diagnostics=("tau",),
 )
 FRACTION_TASK = dataclasses.replace(TASK, fractions=True)
 
 
 def _specs(*names, candidates=()):
-    return runner.model_specs(TASK, names, list(candidates))
+    return harness.model_specs(TASK, names, list(candidates))
+
+
+def test_size_bands_have_inclusive_middle_bounds():
+    bands = [harness.size_band(n) for n in (1999, 2000, 20_000, 20_001)]
+    assert bands == ["under 2,000", "2,000-20,000", "2,000-20,000", "above 20,000"]
+    assert tuple(dict.fromkeys(bands)) == harness.BANDS
 
 
 def test_model_specs_follow_the_task_order_and_kinds():
@@ -133,7 +110,6 @@ def test_model_specs_follow_the_task_order_and_kinds():
         ("c1", "cr"),
     ]
     assert specs[2].params == (("C", 0.5), ("tol", 1e-3))
-    assert [s.is_cr for s in specs] == [True, False, True]
     with pytest.raises(SystemExit, match=r"Unknown models \['nope'\]"):
         _specs("nope")
     for taken in ("Dummy", "c1"):
@@ -141,101 +117,109 @@ def test_model_specs_follow_the_task_order_and_kinds():
             _specs("CR", candidates=[("c1", {}), (taken, {})])
 
 
+def test_candidates_parse_from_json_or_a_dict_literal():
+    assert harness.parse_candidate('long={"max_iter": 500}') == (
+        "long",
+        {"max_iter": 500},
+    )
+    assert harness.parse_candidate("d0={'dropout': 0.0}") == ("d0", {"dropout": 0.0})
+    for bad in ("no-equals", "x=[1, 2]", "x={oops"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            harness.parse_candidate(bad)
+
+
 def test_models_of_a_missing_package_are_skipped_with_a_message(capsys):
     specs = _specs("CR", "Dummy", "Broken")
     missing = dataclasses.replace(TASK, optional={"broken": "no_such_package_cr"})
-    kept = runner.skip_unavailable_models(missing, specs)
+    kept = harness.skip_unavailable_models(missing, specs)
     assert [s.name for s in kept] == ["CR", "Dummy"]
-    out = capsys.readouterr().out
-    assert out == (
-        "skip Broken: no_such_package_cr is not installed "
-        "(pip install no_such_package_cr)\n"
+    assert capsys.readouterr().out == (
+        "skip Broken: no_such_package_cr is not installed\n"
     )
     installed = dataclasses.replace(TASK, optional={"broken": "numpy"})
-    assert runner.skip_unavailable_models(installed, specs) == specs
-    assert capsys.readouterr().out == ""
+    assert harness.skip_unavailable_models(installed, specs) == specs
 
 
-def test_a_fit_gives_the_task_columns_on_a_stratified_fraction():
+def test_a_fit_gives_the_task_columns_on_a_fraction_and_under_a_cap():
     X, y = _load_table(TABLES[0])
-    train, test = runner.make_splits(y, 1)[0]
+    train, test = harness.make_splits(y, 1)[0]
     (spec,) = _specs("CR")
-    scores = runner.fit_and_score(TASK, spec, X, y, train, test, 0.5, 0)
+    scores = harness.fit_and_score(TASK, spec, X, y, train, test, 0.5, 0)
     assert list(scores) == ["loss", "fit_time", "tau", "n_train", "n_test"]
     assert (scores["n_train"], scores["n_test"]) == (15, 30)
     assert 0 <= scores["loss"] < 0.5 and scores["tau"] == 1.5
-    assert scores["fit_time"] >= 0
+    capped = dataclasses.replace(TASK, max_train_rows={"CR": 10})
+    scores = harness.fit_and_score(capped, spec, X, y, train, test, 1.0, 0)
+    assert (scores["n_train"], scores["n_test"]) == (10, 30)
 
 
-def test_the_cache_key_follows_what_the_task_puts_in_it():
+def test_subsamples_are_stratified_sorted_and_whole_when_asked_for_all():
+    y = np.arange(100) % 2
+    train = np.arange(0, 100, 2) + (np.arange(50) % 2)
+    part = harness.subsample(train, y, 10, seed=0)
+    assert len(part) == 10 and np.all(np.diff(part) > 0)
+    assert set(part) <= set(train) and y[part].sum() == 5
+    assert harness.subsample(train, y, 1.0, 0) is train
+    assert harness.subsample(train, y, 500, 0) is train
+
+
+def test_the_cache_key_follows_what_the_run_depends_on():
     table = TABLES[0]
     lr, c1 = _specs("CR", candidates=[("c1", {"C": 0.5})])
-    key = runner.cache_key(TASK, table, lr, 0)
-    assert len(key) == 12 and int(key, 16) >= 0
-    assert key == runner.cache_key(TASK, table, lr, 0)
-    assert key != runner.cache_key(TASK, table, lr, 1)
-    assert key != runner.cache_key(TASK, table, c1, 0)
-    # The fraction is in the key of the tasks with fractions only.
-    assert key == runner.cache_key(TASK, table, lr, 0, 0.5)
-    with_fraction = runner.cache_key(FRACTION_TASK, table, lr, 0, 1.0)
-    assert with_fraction != key
-    assert with_fraction != runner.cache_key(FRACTION_TASK, table, lr, 0, 0.5)
-    scored = dataclasses.replace(TASK, scoring="v2")
-    assert runner.cache_key(scored, table, lr, 0) != key
-    levels = dataclasses.replace(TASK, table_key=lambda t: [t.name, ["a", "b"]])
-    assert runner.cache_key(levels, table, lr, 0) != key
-    assert runner.cache_key(TASK, _table("small", 61), lr, 0) != key
+    key = harness.cache_key(TASK, table, lr, 0)
+    assert len(key) == 12 and key == harness.cache_key(TASK, table, lr, 0)
+    assert key != harness.cache_key(TASK, table, lr, 1)
+    assert key != harness.cache_key(TASK, table, c1, 0)
+    assert key != harness.cache_key(TASK, table, lr, 0, 0.5)
+    assert (
+        harness.cache_key(dataclasses.replace(TASK, scoring="v2"), table, lr, 0) != key
+    )
+    capped = dataclasses.replace(TASK, max_train_rows={"CR": 10})
+    assert harness.cache_key(capped, table, lr, 0) != key
+    assert harness.cache_key(TASK, _table("small", 61), lr, 0) != key
 
 
 def test_baselines_are_cached_and_cr_models_never(tmp_path):
     table = TABLES[0]
     cr, dummy = _specs("CR", "Dummy")
     scores = {"loss": 0.25, "fit_time": 0.1}
-    read, write = runner.read_cache, runner._write_cache
-    assert read(TASK, tmp_path, table, dummy, 3, 1.0) is None
-    write(TASK, tmp_path, table, dummy, 3, 1.0, scores)
-    write(TASK, tmp_path, table, cr, 3, 1.0, scores)
+    assert harness.read_cache(TASK, tmp_path, table, dummy, 3, 1.0) is None
+    harness.write_cache(TASK, tmp_path, table, dummy, 3, 1.0, scores)
+    harness.write_cache(TASK, tmp_path, table, cr, 3, 1.0, scores)
     (path,) = (tmp_path / "small").iterdir()
-    key = runner.cache_key(TASK, table, dummy, 3)
-    assert path.name == f"Dummy-3-{key}.json"
+    assert path.name == f"Dummy-3-{harness.cache_key(TASK, table, dummy, 3)}.json"
     assert json.loads(path.read_text()) == scores
-    assert read(TASK, tmp_path, table, dummy, 3, 1.0) == scores
-    assert read(TASK, tmp_path, table, dummy, 3, 0.5) == scores  # not in the key
-    assert read(FRACTION_TASK, tmp_path, table, dummy, 3, 1.0) is None
-    assert read(TASK, tmp_path, table, cr, 3, 1.0) is None
-    assert read(TASK, None, table, dummy, 3, 1.0) is None
+    assert harness.read_cache(TASK, tmp_path, table, dummy, 3, 1.0) == scores
+    assert harness.read_cache(TASK, tmp_path, table, dummy, 3, 0.5) is None
+    assert harness.read_cache(TASK, tmp_path, table, cr, 3, 1.0) is None
+    assert harness.read_cache(TASK, None, table, dummy, 3, 1.0) is None
 
 
 def test_tables_are_selected_with_the_reasons_of_those_skipped():
-    tables, skipped = runner.select_tables(TASK, None, "all", None)
+    tables, skipped = harness.select_tables(TASK, None, "all", None)
     assert [t.name for t in tables] == ["small", "large"]
     assert skipped == {"absent": "needs a folder"}
-    tables, skipped = runner.select_tables(TASK, None, "all", None, fraction=0.5)
+    tables, skipped = harness.select_tables(TASK, None, "all", None, fraction=0.5)
     assert [t.name for t in tables] == ["large"]
     assert skipped["small"] == "under 1,000 rows (--fraction runs)"
-    assert skipped["absent"] == "needs a folder"
-    tables, _ = runner.select_tables(TASK, None, "confirm", None)
-    assert [t.name for t in tables] == ["large"]
 
 
 def test_a_run_orders_its_rows_records_errors_and_reuses_the_cache(tmp_path, capsys):
     tables = TABLES[:2]
     specs = _specs("CR", "Dummy", "Broken")
     kwargs = dict(cache_dir=tmp_path, progress=False)
-    results = runner.run(TASK, tables, specs, 1, **kwargs)
+    results = harness.run_suite(TASK, tables, specs, 1, **kwargs)
     keys = list(zip(results["table"], results["model"], results["split"], strict=True))
     assert keys == [(t.name, s.name, i) for t in tables for s in specs for i in (0, 1)]
+    assert set(results.loc[results["table"] == "large", "band"]) == {"2,000-20,000"}
     broken = results[results["model"] == "Broken"]
     assert broken["error"].str.startswith("InvalidParameterError").all()
     assert broken[["loss", "fit_time", "tau"]].isna().all().all()
-    assert results.loc[results["model"] != "Broken", "error"].isna().all()
     assert "error {'table': 'small', 'model': 'Broken'" in capsys.readouterr().err
-    assert not results["cached"].any()
-    # Only the baseline that fitted is cached, once per table and split.
     assert (
         sorted(p.name.split("-")[0] for p in tmp_path.rglob("*.json")) == ["Dummy"] * 4
     )
-    again = runner.run(TASK, tables, specs, 1, **kwargs)
+    again = harness.run_suite(TASK, tables, specs, 1, **kwargs)
     assert list(again["cached"]) == [s == "Dummy" for _, s, _ in keys]
     columns = ["table", "model", "split", "loss", "n_train", "n_test"]
     fitted = results["model"] != "Broken"
@@ -244,224 +228,197 @@ def test_a_run_orders_its_rows_records_errors_and_reuses_the_cache(tmp_path, cap
     )
 
 
-def _hand_made_results():
+def _results(shift=None):
+    """Three tables, one per band; ``cand`` is better than CR by ``shift``."""
+    shift = shift or {"a": 0.03, "b": 0.02, "c": 0.01}
     rows = []
-    for table, offset in (("a", 0.0), ("b", 0.1)):
-        for split in range(3):
-            for model, loss in (("CR", 0.2), ("LR", 0.3), ("Dummy", 0.5)):
+    for table, band, offset in (("a", "under 2,000", 0.0),
+                                ("b", "2,000-20,000", 0.1),
+                                ("c", "above 20,000", 0.2)):  # fmt: skip
+        for split in range(4):
+            noise = 0.002 * (split % 2)
+            for model, loss in (("CR", 0.2), ("LR", 0.3), ("cand", 0.2 - shift[table])):
                 rows.append(
-                    dict(table=table, model=model, split=split, tau=1.0)
-                    | dict(loss=loss + offset + 0.01 * split * (model == "CR"))
+                    dict(table=table, band=band, model=model, split=split, tau=1.0)
+                    | dict(loss=loss + offset + (noise if model == "cand" else 0))
                     | dict(fit_time=1.0 + split, n_train=40, n_test=40, cached=False)
                 )
     return pd.DataFrame(rows)
 
 
-def test_the_summary_follows_the_direction_of_the_first_metric():
-    results = _hand_made_results()
-    models = ["CR", "LR", "Dummy"]
-    means = runner.per_table(TASK, results)
-    assert list(means.columns) == ["loss", "fit_time", "tau", "n_splits"]
-    assert means.loc[("a", "CR"), "loss"] == pytest.approx(0.21)
-    assert means.loc[("a", "CR"), "fit_time"] == 2.0  # the median
-    summary = runner.overall(TASK, means, models)
-    assert list(summary["rank"]) == [1.0, 2.0, 3.0]
-    assert list(summary["gap"].round(6)) == [0.0, 0.09, 0.29]
-    assert runner._wins(TASK, means, "CR", "Dummy") == (2, 0, 0)
+def test_the_summary_is_overall_and_per_band_in_the_metric_direction():
+    results = _results()
+    models = ["CR", "LR", "cand"]
+    means = harness.per_table(TASK, results)
+    assert list(means.columns) == ["loss", "fit_time", "tau", "n_splits", "band"]
+    assert means.loc[("a", "CR"), "fit_time"] == 2.5  # the median
+    summary = harness.overall(TASK, means, models)
+    assert list(summary["rank"]) == [2.0, 3.0, 1.0]
+    assert summary.loc["CR", "gap"] == pytest.approx(0.019)
+    assert list(summary["tables"]) == [3, 3, 3]
+    band = harness.overall(TASK, means, models, "2,000-20,000")
+    assert band.loc["CR", "gap"] == pytest.approx(0.02 - 0.001)
+    assert list(band["tables"]) == [1, 1, 1]
     higher = dataclasses.replace(TASK, metrics=(Metric("loss", "loss", scale=100),))
-    summary = runner.overall(higher, runner.per_table(higher, results), models)
-    assert list(summary["rank"]) == [3.0, 2.0, 1.0]
-    assert list(summary["gap"].round(6)) == [-29.0, -20.0, 0.0]
-    assert summary.loc["CR", "loss"] == pytest.approx(100 * 0.26)
-    assert runner._wins(higher, means, "CR", "Dummy") == (0, 0, 2)
+    summary = harness.overall(higher, harness.per_table(higher, results), models)
+    assert list(summary["rank"]) == [2.0, 1.0, 3.0]
+    assert summary.loc["LR", "gap"] == 0.0
 
 
-def test_paired_differences_are_scaled_with_their_interval():
-    results = _hand_made_results()
-    diffs = runner.paired_differences(TASK, results, "CR", "LR", 1.0)
+def test_paired_differences_per_table_and_per_band():
+    results = _results()
+    diffs = harness.paired_differences(TASK, results, "cand", "CR", 1.0)
     mean, low, high = diffs["a"]
-    assert mean == pytest.approx(-0.09) and low < mean < high < 0
-    scaled = dataclasses.replace(TASK, metrics=(Metric("loss", "loss", scale=100),))
-    mean100, low100, high100 = runner.paired_differences(
-        scaled, results, "CR", "LR", 1.0
-    )["a"]
-    assert (mean100, low100, high100) == pytest.approx(
-        (100 * mean, 100 * low, 100 * high)
+    assert mean == pytest.approx(-0.029) and low < mean < high
+    bands = harness.band_differences(TASK, results, "cand", "CR", 1.0)
+    assert list(bands) == [*harness.BANDS, "all"]
+    assert bands["under 2,000"]["mean"] == pytest.approx(-0.029)
+    assert bands["all"]["mean"] == pytest.approx(-0.019)
+    assert bands["all"]["tables"] == 3 and bands["all"]["better"] == 3
+    # Per table var = (1/4 + 1) * s^2; the band's: their sum over T^2 tables.
+    s2 = np.var([0, 0.002, 0, 0.002], ddof=1)
+    half = 1.959964 * np.sqrt(3 * (0.25 + 1) * s2 / 9)
+    assert bands["all"]["high"] - bands["all"]["mean"] == pytest.approx(half)
+
+
+def test_the_adoption_rule_checks_gap_bands_and_fit_time():
+    checks, adopted = harness.adoption(TASK, _results(), "cand")
+    assert adopted and [ok for *_, ok in checks] == [True] * 6
+    assert checks[0][0] == "mean gap overall improves by >= 0.01 loss"
+    assert checks[0][1] == "+0.019"
+    assert checks[-1][1] == "1.00x"
+    # Better overall, not in the 2,000-20,000 band: refused.
+    checks, adopted = harness.adoption(
+        TASK, _results({"a": 0.05, "b": 0, "c": 0.02}), "cand"
     )
-    one_split = results[results["split"] == 0]
-    mean, low, high = runner.paired_differences(TASK, one_split, "CR", "LR", 1.0)["b"]
-    assert mean == pytest.approx(-0.1) and np.isnan(low) and np.isnan(high)
+    assert not adopted and not checks[1][2]
+    # A band worse beyond its noise: refused.
+    worse = _results({"a": 0.06, "b": 0.03, "c": -0.01})
+    checks, adopted = harness.adoption(TASK, worse, "cand")
+    assert not adopted and checks[4][0].startswith("band above 20,000")
+    assert not checks[4][2]
+    # Slower fits on the small tables: refused.
+    slow = _results()
+    slow.loc[
+        (slow["model"] == "cand") & (slow["band"] == "under 2,000"), "fit_time"
+    ] *= 2
+    assert harness.adoption(TASK, slow, "cand")[0][-1][1:] == ("2.00x", False)
 
 
 def test_interval_cells_are_bold_only_where_the_interval_excludes_zero():
-    cell = runner._interval_cell
+    cell = harness._interval
     assert cell((0.5, 0.1, 0.9), 1) == "**+0.5 [+0.1, +0.9]**"
-    assert cell((-0.5, -0.9, -0.1), 1) == "**-0.5 [-0.9, -0.1]**"
     assert cell((0.5, -0.1, 0.9), 1) == "+0.5 [-0.1, +0.9]"
     assert cell((0.5, 0.5, 0.5), 3) == "+0.500 [+0.500, +0.500]"
     assert cell((0.25, np.nan, np.nan), 2) == "+0.25"
 
 
-def test_score_tables_bold_the_best_and_count_the_splits():
-    means = runner.per_table(TASK, _hand_made_results())
-    lines = runner.score_table(means, "loss", ["CR", "Dummy"], 2, best="min")
-    assert lines == [
-        "| table | splits | CR | Dummy |",
-        "| --- | --- | --- | --- |",
-        "| a | 3 | **0.21** | 0.50 |",
-        "| b | 3 | **0.31** | 0.60 |",
-    ]
-    lines = runner.score_table(
-        means, "loss", ["CR", "Dummy"], 0, 100, best="max", splits=False
-    )
-    assert lines[2:] == ["| a | 21 | **50** |", "| b | 31 | **60** |"]
-
-
-def test_the_report_has_the_task_wording_and_the_shared_sections():
-    results = _hand_made_results()
+def test_the_report_has_band_summaries_differences_and_the_verdict():
+    results = _results()
     results.loc[0, "cached"] = True
-    specs = [ModelSpec(name, "baseline") for name in ("LR", "Dummy")]
-    specs.insert(0, ModelSpec("CR", "cr"))
-    text = runner.report(TASK, results, specs, {"c": "why"}, ["# head"])
-    assert text.startswith("# head\n\nFits: 18, of which 1 from the cache.\n")
-    assert "Skipped tables:\n\n- c: why\n" in text
-    assert "Failed fits" not in text
-    assert "## Summary\n\nToy summary.\n\n| model | mean loss | mean rank |" in text
-    assert "| CR | 0.260 | 1.00 | 0.000 | 2.00 | 2 |" in text
-    assert "## Wins of CR (mean loss per table)" in text
-    assert "| Dummy | 2 | 0 | 0 | 2/2 |" in text
-    assert "## Per table\n\nToy losses:\n\n| table | splits | CR | LR | Dummy |" in text
-    assert "## CR minus each model, per table\n\nToy differences of CR" in text
-    assert "at ratio 1.00.\n\n| table | LR | Dummy |\n" in text
-    assert "| a | **-0.090 [" in text
-    empty = runner.report(TASK, results.iloc[:0], specs, {}, ["# head"])
+    specs = [ModelSpec("CR", "cr"), ModelSpec("LR", "baseline")]
+    specs.append(ModelSpec("cand", "cr", (("C", 2.0),)))
+    text = harness.suite_report(TASK, results, specs, {"d": "why"}, ["# head"])
+    assert text.startswith("# head\n\nSkipped tables:\n\n- d: why\n")
+    assert "Fits: 36, of which 1 from the cache." in text
+    for band in ("All tables", *(f"{b} rows" for b in harness.BANDS)):
+        assert f"### {band}\n\n| model | mean loss | mean rank |" in text
+    assert "| table | band | splits | CR | LR | cand |" in text
+    assert "## CR minus each model, per table" in text
+    assert "## cand minus each model, per table" in text
+    assert "## Candidates against the defaults, by size band" in text
+    assert "| cand | above 20,000 | 1 | -0.009 [" in text
+    assert text.rstrip().endswith("| median fit under 2,000 rows <= 1.5x the defaults' "
+                                  "| 1.00x | yes |")  # fmt: skip
+    assert "cand: **adopted**" in text
+    empty = harness.suite_report(TASK, results.iloc[:0], specs, {}, ["# head"])
     assert empty == "# head\n\nNo results.\n"
 
 
 def test_failed_fits_are_listed_and_left_out_of_the_scores():
-    results = _hand_made_results()
+    results = _results()
     results["error"] = None
-    results.loc[2, ["loss", "fit_time", "error"]] = [np.nan, np.nan, "ValueError: x"]
-    specs = [ModelSpec("CR", "cr"), ModelSpec("Dummy", "baseline")]
-    text = runner.report(TASK, results, specs, {}, ["# head"])
+    results.loc[1, ["loss", "fit_time", "error"]] = [np.nan, np.nan, "ValueError: x"]
+    specs = [ModelSpec("CR", "cr"), ModelSpec("LR", "baseline")]
+    text = harness.suite_report(TASK, results, specs, {}, ["# head"])
     assert "Failed fits (1; their scores are left out):\n\n" in text
-    assert "- a, Dummy, split 0: ValueError: x\n" in text
-    means = runner.per_table(TASK, results)
-    assert means.loc[("a", "Dummy"), ["loss", "fit_time"]].tolist() == [0.5, 2.5]
+    assert "- a, LR, split 0: ValueError: x\n" in text
+    assert harness.per_table(TASK, results).loc[("a", "LR"), "n_splits"] == 3
 
 
-def test_a_model_failed_on_every_split_leaves_the_report_whole():
-    results = _hand_made_results()
-    results["error"] = None
-    failed = results["model"] == "Dummy"
-    results.loc[failed, ["loss", "fit_time"]] = np.nan
-    results.loc[failed, "error"] = "ValueError: x"
-    specs = [ModelSpec("CR", "cr"), ModelSpec("Dummy", "baseline")]
-    text = runner.report(TASK, results, specs, {}, ["# head"])
-    assert "- a, Dummy, split 0: ValueError: x\n" in text
-    assert runner.paired_differences(TASK, results, "CR", "Dummy", 1.0) == {}
-    means = runner.per_table(TASK, results)
-    assert means.loc[("a", "Dummy"), "n_splits"] == 0
-    assert means.loc[("a", "CR"), "n_splits"] == 3
+def _parse(task, argv):
+    parser = argparse.ArgumentParser()
+    harness.add_suite_arguments(parser, task)
+    args = parser.parse_args(argv)
+    args.argv = [task.config, *argv]
+    return args
 
 
-def test_fraction_is_an_option_of_the_tasks_with_fractions_only(capsys):
-    args = runner.parse_args(TASK, [])
-    assert (args.fraction, args.split, args.repeats) == (1.0, "tune", 5)
-    assert runner.parse_args(TASK, ["--list"]).split == "all"
-    assert args.models == ["CR", "Dummy", "Broken"]
-    assert args.cache_dir == runner.CACHE / "toy"
-    with pytest.raises(SystemExit):
-        runner.parse_args(TASK, ["--fraction", "0.5"])
-    assert runner.parse_args(FRACTION_TASK, ["--fraction", "0.5"]).fraction == 0.5
-    with pytest.raises(SystemExit):
-        runner.parse_args(FRACTION_TASK, ["--fraction", "0"])
-    with pytest.raises(SystemExit):
-        runner.parse_args(TASK, ["--repeats", "0"])
-    assert "must be at least 1" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        runner.parse_args(TASK, ["--help"])
-    help_text = capsys.readouterr().out
-    assert "A toy suite." in help_text and "a ToyRegressor variant" in help_text
-    assert "--fraction" not in help_text
-    args = runner.parse_args(TASK, ["--models", "CR, Dummy,", "--tables", "small"])
-    assert (args.models, args.tables) == (["CR", "Dummy"], ["small"])
-
-
-def test_the_output_names_and_the_header_follow_the_task():
-    out = runner.default_output
-    assert out(TASK, "tune", 5) == runner.RESULTS / "toy_tune.md"
-    assert out(TASK, "all", 1) == runner.RESULTS / "toy_all_repeats1.md"
-    path = out(FRACTION_TASK, "confirm", 2, 0.1)
-    assert path.name == "toy_confirm_fraction0.1_repeats2.md"
-    specs = _specs("CR", "Dummy", candidates=[("c1", {"C": 0.5})])
-    lines = runner.run_header(TASK, ["--x", "a b"], specs, 1)
-    assert lines[:3] == [
-        "# Toy suite",
-        "",
-        "Command: `python benchmarks/toy.py --x 'a b'`",
-    ]
-    assert lines[6].startswith(
-        "Splits: RepeatedStratifiedKFold(n_splits=2, n_repeats=1"
+def test_the_options_and_output_names_follow_the_task():
+    args = _parse(TASK, [])
+    assert (args.split, args.repeats, args.models) == (None, 5, list(TASK.models))
+    assert args.cache_dir == harness.CACHE / "toy" and not hasattr(args, "fraction")
+    assert harness.suite_output(TASK, args) == "toy_tune.md"
+    assert harness.suite_output(TASK, _parse(TASK, ["--list"])) == "toy_tables.md"
+    args = _parse(
+        FRACTION_TASK, ["--split", "all", "--fraction", "0.1", "--repeats", "1"]
     )
-    assert "training fraction" not in lines[6]
-    assert lines[8].startswith("CR: ToyRegressor with the defaults; all: {")
-    assert lines[10].startswith("c1: ToyRegressor with {'C': 0.5}; all: {")
-    assert "'random_state': \"the split's index\"" in lines[10]
-    assert len(lines) == 11
-    lines = runner.run_header(FRACTION_TASK, [], specs[1:2], 1, 0.5)
-    assert "; training fraction 0.5 (tables with >= 1,000 rows)." in lines[6]
+    assert (
+        harness.suite_output(FRACTION_TASK, args) == "toy_all_fraction0.1_repeats1.md"
+    )
+    with pytest.raises(SystemExit, match="--fraction"):
+        harness.suite_command(FRACTION_TASK, _parse(FRACTION_TASK, ["--fraction", "0"]))
 
 
-def test_the_listing_counts_the_halves(tmp_path, monkeypatch, capsys):
-    assert runner.list_lines(TABLES[:2]) == [
-        "small 60 3 2 tune",
-        "large 1200 3 2 confirm",
-    ]
-    text = _list_markdown(TABLES)
-    assert text.startswith("# Toy suite tables\n\nToy note.\n\n")
-    assert "2 tuning and 1 confirmation tables." in text
-    assert text.endswith("| absent | 80 |\n")
-    monkeypatch.setattr(runner, "RESULTS", tmp_path)
-    runner.main(TASK, ["--list", "--markdown"])
-    assert (tmp_path / "toy_tables.md").read_text() == text
-    assert capsys.readouterr().out == text
-    runner.main(TASK, ["--list", "--split", "tune"])
+def test_the_listing_counts_each_band_of_each_half(capsys):
+    text = harness.list_tables(TASK, None, "all", True, None)
+    assert "`python benchmarks/run.py toy --list --markdown`" in text
+    assert "| under 2,000 | 2 | 0 |\n| 2,000-20,000 | 0 | 1 |" in text
+    assert "| large | 2400 | 2,000-20,000 | 3 | 2 | confirm | first | t |" in text
+    assert harness.list_tables(TASK, None, "tune", False, None) is None
     captured = capsys.readouterr()
     assert captured.out == "small 60 3 2 tune\nabsent 80 3 2 tune\n"
     assert captured.err == "unavailable absent: needs a folder\n"
 
 
-def test_main_runs_the_task_end_to_end(tmp_path, capsys):
-    output = tmp_path / "toy.md"
-    argv = ["--split", "all", "--models", "CR,Dummy", "--repeats", "1"]
-    argv += ["--n-jobs", "1", "--no-cache", "--no-progress", "--output", str(output)]
-    runner.main(TASK, argv)
-    out = capsys.readouterr().out
-    assert "skip absent: needs a folder" in out
-    assert out.endswith(f"written to {output}\n")
-    text = output.read_text()
-    assert text.startswith("# Toy suite\n\nCommand: `python benchmarks/toy.py --split")
-    assert "Fits: 8, of which 0 from the cache." in text
-    assert "Skipped tables:\n\n- absent: needs a folder" in text
-    assert "| small | 2 | " in text and "| large | 2 | " in text
+def test_a_suite_command_runs_the_task_end_to_end(capsys):
+    argv = ["--split", "all", "--models", "CR,Dummy", "--repeats", "1", "--n-jobs", "1"]
+    argv += ["--no-cache", "--no-progress", "--candidate", "c={'C': 0.1}"]
+    text = harness.suite_command(TASK, _parse(TASK, argv))
+    assert "skip absent: needs a folder" in capsys.readouterr().out
+    assert text.startswith(
+        "# Toy suite\n\nCommand: `python benchmarks/run.py toy --split"
+    )
+    assert "Fits: 12, of which 0 from the cache." in text
+    assert "c: ToyRegressor with {'C': 0.1}; all: {" in text
+    assert "## Adoption rule (issue 39)" in text
 
 
 def test_a_candidate_with_encode_bins_is_an_encoder_pipeline():
     from cr_sklearn import CRClassifier, PiecewiseLinearEncoder
 
-    plain = runner.build_cr(CRClassifier, {"max_iter": 3}, seed=7)
-    assert isinstance(plain, CRClassifier)
+    plain = harness.build_cr(CRClassifier, {"max_iter": 3}, seed=7)
     assert (plain.random_state, plain.n_threads, plain.max_iter) == (7, 1, 3)
-    encoded = runner.build_cr(
-        CRClassifier, {runner.ENCODE_BINS: 3, "max_iter": 3}, seed=7
-    )
+    encoded = harness.build_cr(CRClassifier, {harness.ENCODE_BINS: 3, "max_iter": 3}, 7)
     assert isinstance(encoded[0], PiecewiseLinearEncoder) and encoded[0].n_bins == 3
     assert encoded[-1].get_params() == plain.get_params()
-    rng = np.random.default_rng(0)
-    Z, y = rng.normal(size=(60, 2)), np.arange(60) % 2
-    network, inputs = runner.cr_network(encoded.fit(Z, y))
-    assert network is encoded[-1]
-    assert inputs(Z).shape == (60, 6)  # 3 ramps per column
-    network, inputs = runner.cr_network(plain.fit(Z, y))
-    assert network is plain and inputs(Z) is Z
+    Z, y = np.random.default_rng(0).normal(size=(60, 2)), np.arange(60) % 2
+    network, inputs = harness.cr_network(encoded.fit(Z, y))
+    assert network is encoded[-1] and inputs(Z).shape == (60, 6)
+
+
+def test_markdown_cells_are_escaped_and_values_formatted():
+    assert harness.markdown_table(["a"], [["x | y"]]) == [
+        "| a |",
+        "| --- |",
+        "| x \\| y |",
+    ]
+    assert [harness.fmt(v) for v in (None, float("nan"), 0.5)] == ["-", "-", "0.50"]
+    assert harness.fmt(0.1234, 1, 100) == "12.3"
+    lines = harness.header("T", ["pima", "--n-jobs", "2"], notes=["note"])
+    assert lines[:3] == [
+        "# T",
+        "",
+        "Command: `python benchmarks/run.py pima --n-jobs 2`",
+    ]
+    assert lines[-1] == "note" and "commit" in lines[4]

@@ -1,0 +1,1236 @@
+"""The benchmark harness: what every configuration of ``run.py`` shares.
+
+Provenance headers, markdown tables, the shared preprocessing, repeated
+stratified splits, fits in joblib workers with one thread each, and the
+machinery of the two suites (``suites.py``): models, the baseline cache,
+size bands, paired differences, the adoption rule of issue 39 and the
+report. A configuration is a :class:`Config`; ``run.py`` finds them in the
+modules it names and runs one from the command line.
+"""
+
+import argparse
+import ast
+import contextlib
+import datetime
+import hashlib
+import json
+import shlex
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+CACHE = HERE / ".cache"
+CV_SEED = 0
+N_SPLITS = 2
+DEFAULT_REPEATS = 5
+MIN_ROWS_FRACTION = 1000
+# In the cache key: bump when the preprocessing or a suite's scoring changes.
+PREPROCESSING = (
+    "v1: numeric median impute + StandardScaler; categorical constant "
+    "'missing' impute + OneHotEncoder(drop='if_binary', handle_unknown='ignore')"
+)
+#: The size bands every suite figure is reported by, smallest first.
+BANDS = ("under 2,000", "2,000-20,000", "above 20,000")
+
+
+def size_band(n_rows):
+    """``"under 2,000"``, ``"2,000-20,000"`` (inclusive) or ``"above 20,000"``."""
+    if n_rows < 2000:
+        return BANDS[0]
+    return BANDS[1] if n_rows <= 20_000 else BANDS[2]
+
+
+# -- configurations, provenance and markdown ----------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    """A named configuration of ``run.py``.
+
+    ``add_arguments(parser)`` adds its options; ``run(args)`` returns its
+    markdown report (or ``(report, exit_status)``; ``args.argv`` holds the
+    command's arguments); ``output(args)`` is the default file name under
+    ``results/``.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable
+    run: Callable
+    output: Callable
+
+
+def git_commit():
+    """``git describe --always --dirty`` of the checkout, or ``"unknown"``."""
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def package_versions(sources):
+    """Versions of the installed distributions.
+
+    Parameters
+    ----------
+    sources : dict of str to tuple of str
+        Package to the distributions it may be installed as.
+
+    Returns
+    -------
+    versions : dict of str to str
+        The packages found.
+    """
+    from importlib import metadata
+
+    found = {}
+    for package, distributions in sources.items():
+        for distribution in distributions:
+            with contextlib.suppress(metadata.PackageNotFoundError):
+                found[package] = metadata.version(distribution)
+                break
+    return found
+
+
+def header(title, argv, versions=None, notes=()):
+    """The opening lines of a report: title, command, date, commit, versions.
+
+    Parameters
+    ----------
+    title : str
+        The report's title.
+    argv : list of str
+        The arguments of ``run.py``, the configuration's name first.
+    versions : dict of str to tuple of str, default=None
+        Packages whose versions the header names (see :func:`package_versions`).
+    notes : sequence of str, default=()
+        Paragraphs under the header.
+
+    Returns
+    -------
+    lines : list of str
+    """
+    import cr_sklearn
+
+    date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    found = package_versions(versions or {})
+    extra = "".join(f", {k} {v}" for k, v in found.items())
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `python benchmarks/run.py {shlex.join(argv)}`",
+        "",
+        f"Date: {date}. cr_sklearn {cr_sklearn.__version__}, commit "
+        f"{git_commit()}{extra}.",
+    ]
+    for note in notes:
+        lines += ["", note]
+    return lines
+
+
+def fmt(value, digits=2, scale=1.0):
+    """``scale * value`` with ``digits`` decimals; ``"-"`` for None and NaN."""
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "-"
+    return f"{scale * value:.{digits}f}"
+
+
+def markdown_table(header_cells, rows):
+    """The lines of a markdown table, ``|`` in a cell escaped."""
+    lines = ["| " + " | ".join(header_cells) + " |"]
+    lines.append("|" + " --- |" * len(header_cells))
+    lines += [
+        "| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |"
+        for row in rows
+    ]
+    return lines
+
+
+# -- data, splits and one-thread fits ------------------------------------------
+
+
+def make_preprocessing(X):
+    """The preprocessing every suite model shares, for the columns of ``X``.
+
+    Numeric columns are median-imputed and standardised; the others one-hot
+    encoded, missing values as a ``"missing"`` level, a binary column as one
+    indicator. The numeric columns come first in the output.
+
+    Parameters
+    ----------
+    X : DataFrame
+        Features; non-numeric columns are categorical.
+
+    Returns
+    -------
+    preprocessing : ColumnTransformer
+        Unfitted; its output is a dense float array.
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    numeric = list(X.select_dtypes("number").columns)
+    categorical = [c for c in X.columns if c not in numeric]
+    encoder = OneHotEncoder(
+        drop="if_binary", handle_unknown="ignore", sparse_output=False
+    )
+    numbers = make_pipeline(SimpleImputer(strategy="median"), StandardScaler())
+    others = make_pipeline(
+        SimpleImputer(strategy="constant", fill_value="missing"), encoder
+    )
+    return ColumnTransformer(
+        [("numeric", numbers, numeric), ("categorical", others, categorical)],
+        sparse_threshold=0.0,
+    )
+
+
+def make_splits(y, repeats, n_splits=N_SPLITS):
+    """Repeated stratified ``n_splits``-fold splits (seed 0) as index arrays.
+
+    Fewer ``repeats`` give the first splits of a longer run.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    repeats : int
+    n_splits : int, default=2
+
+    Returns
+    -------
+    splits : list of (ndarray, ndarray)
+    """
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    cv = RepeatedStratifiedKFold(
+        n_splits=n_splits, n_repeats=repeats, random_state=CV_SEED
+    )
+    return list(cv.split(np.zeros(len(y)), y))
+
+
+def subsample(train, y, size, seed):
+    """A stratified, sorted part of the indices ``train``.
+
+    Parameters
+    ----------
+    train : ndarray
+    y : ndarray
+        Labels of the whole table.
+    size : float or int
+        A fraction (``train`` itself from 1 on) or a number of rows
+        (``train`` itself when it has no more).
+    seed : int
+
+    Returns
+    -------
+    part : ndarray
+    """
+    from sklearn.model_selection import train_test_split
+
+    if (isinstance(size, float) and size >= 1) or (
+        isinstance(size, int) and size >= len(train)
+    ):
+        return train
+    part, _ = train_test_split(
+        train, train_size=size, stratify=y[train], random_state=seed
+    )
+    return np.sort(part)
+
+
+@contextlib.contextmanager
+def one_thread():
+    """One torch thread and one BLAS/OpenMP thread in the block, warnings off.
+
+    Fits in parallel workers must not oversubscribe the cores.
+    """
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def parallel(function, jobs, n_jobs=1, progress=False, desc="fits"):
+    """Run ``function(*job)`` for each job in joblib workers, as they finish.
+
+    Parameters
+    ----------
+    function : callable
+    jobs : list of tuple
+    n_jobs : int, default=1
+        Worker processes (loky).
+    progress : bool, default=False
+        A tqdm bar labelled ``desc``.
+    desc : str, default="fits"
+
+    Yields
+    ------
+    i, result
+        The job's index and what ``function`` returned.
+    """
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    calls = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        delayed(_indexed)(i, function, job) for i, job in enumerate(jobs)
+    )
+    with tqdm(total=len(jobs), disable=not progress or not jobs, desc=desc) as bar:
+        for i, result in calls:
+            bar.update()
+            yield i, result
+
+
+def _indexed(i, function, job):
+    return i, function(*job)
+
+
+def median_ratio(times, case, reference):
+    """Median over repeats of ``times[case][r] / times[reference][r]``."""
+    return float(np.median(np.asarray(times[case]) / np.asarray(times[reference])))
+
+
+def timed(function, *args, clock=time.perf_counter, **kwargs):
+    """Seconds ``function(*args, **kwargs)`` takes on ``clock``."""
+    start = clock()
+    function(*args, **kwargs)
+    return clock() - start
+
+
+# -- the suites: tasks, models, cache -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A score of the suite fits: column ``name``, ``label`` in the report,
+    direction, ``scale`` of the reported values (100: points) and ``digits``.
+    """
+
+    name: str
+    label: str
+    higher_is_better: bool = True
+    scale: float = 1.0
+    digits: int = 2
+
+
+@dataclass(frozen=True)
+class Task:
+    """A benchmark suite for the harness.
+
+    Parameters
+    ----------
+    name, config, title : str
+        Results ``results/<name>_*.md``, cache ``.cache/<name>``; the name
+        on ``run.py``'s command line; the report's title.
+    registry : module
+        ``get_tables(names, split)``, ``why_unavailable(table, data_dir)``,
+        ``load_table(table, data_dir)``.
+    estimator : str
+        The CR class of the candidates.
+    models : tuple of str
+        The models a run may choose, in the report's order.
+    kinds : dict of str to str
+        Kind of each model that is not a ``default_baselines()`` one (``"cr"``
+        for the defaults).
+    build_model, score : callable
+        ``build_model(spec, seed)``: an unfitted estimator, one thread;
+        ``score(spec, model, Z_test, y_test)``: a dict of floats.
+    metrics : tuple of Metric
+        The first ranks the models and gives the gaps.
+    margin : float
+        The adoption rule's least improvement of the mean gap.
+    optional : dict of str to str
+        Model kind to the package it needs (skipped, named, when absent).
+    versions : dict of str to tuple of str
+        Packages in the header and the cache key.
+    diagnostics : tuple of str
+        Scores summarised by their median (tau).
+    fractions : bool
+        Whether ``--fraction`` is offered.
+    max_train_rows : dict of str to int
+        Model to the most rows of a training fold it gets (stratified).
+    scoring : str
+        In the cache key: bump when the scoring changes.
+    per_table, list_columns : callable or None
+        Extra report lines ``per_table(means, models, cr_models)``; extra
+        listing columns ``list_columns(table) -> dict``.
+    """
+
+    name: str
+    config: str
+    title: str
+    registry: object
+    estimator: str
+    models: tuple
+    kinds: dict
+    build_model: Callable
+    score: Callable
+    metrics: tuple
+    margin: float
+    optional: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
+    diagnostics: tuple = ()
+    fractions: bool = False
+    max_train_rows: dict = field(default_factory=dict)
+    scoring: str = "v1"
+    per_table: Callable | None = None
+    list_columns: Callable | None = None
+
+    @property
+    def primary(self):
+        """The metric that ranks the models."""
+        return self.metrics[0]
+
+    @property
+    def score_columns(self):
+        """The score columns of a fit: metrics, ``fit_time``, diagnostics."""
+        return (*(m.name for m in self.metrics), "fit_time", *self.diagnostics)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model of a suite run: name, kind and (CR models) parameters."""
+
+    name: str
+    kind: str
+    params: tuple = ()
+
+    @property
+    def is_cr(self):
+        """Whether it is a CR estimator (refit on every run, never cached)."""
+        return self.kind == "cr"
+
+
+def parse_candidate(text):
+    """``NAME=PARAMS`` to ``(name, params)``, PARAMS JSON or a dict literal."""
+    name, sep, params = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=PARAMS, got {text!r}")
+    try:
+        value = json.loads(params)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(params)
+        except (ValueError, SyntaxError) as exc:
+            raise argparse.ArgumentTypeError(
+                f"PARAMS of {name!r} is neither JSON nor a Python dict: {params!r}"
+            ) from exc
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"PARAMS of {name!r} must be a dict")
+    return name.strip(), value
+
+
+#: A candidate parameter: a ``PiecewiseLinearEncoder`` with this many bins in
+#: front of the CR estimator (a pipeline).
+ENCODE_BINS = "encode_bins"
+
+
+def build_cr(estimator, params, seed):
+    """The CR class ``estimator`` with ``params``, seeded, one thread.
+
+    Parameters
+    ----------
+    estimator : type
+    params : dict
+        Its parameters, and optionally :data:`ENCODE_BINS`.
+    seed : int
+
+    Returns
+    -------
+    model : estimator or Pipeline
+        With :data:`ENCODE_BINS`, the encoder and the estimator.
+    """
+    params = dict(params)
+    bins = params.pop(ENCODE_BINS, None)
+    model = estimator(random_state=seed, n_threads=1, **params)
+    if bins is None:
+        return model
+    from sklearn.pipeline import make_pipeline
+
+    from cr_sklearn import PiecewiseLinearEncoder
+
+    return make_pipeline(PiecewiseLinearEncoder(n_bins=bins), model)
+
+
+def cr_network(model):
+    """``(network, inputs)``: the CR step of ``model`` and the map to its inputs."""
+    if hasattr(model, "steps"):
+        return model[-1], model[:-1].transform
+    return model, lambda Z: Z
+
+
+def model_specs(task, models, candidates):
+    """The run's models: the chosen ``models`` in the task's order, then
+    the ``candidates`` ``(name, params)`` as CR models.
+    """
+    unknown = sorted(set(models) - set(task.models))
+    if unknown:
+        raise SystemExit(f"Unknown models {unknown}; choose from {list(task.models)}.")
+    specs = [
+        ModelSpec(name, task.kinds.get(name, "baseline"))
+        for name in task.models
+        if name in models
+    ]
+    for name, params in candidates:
+        if name in task.models or name in {s.name for s in specs}:
+            raise SystemExit(f"Candidate name {name!r} is already taken.")
+        specs.append(ModelSpec(name, "cr", tuple(sorted(params.items()))))
+    return specs
+
+
+def skip_unavailable_models(task, specs):
+    """Drop the models whose package is missing, naming it."""
+    import importlib.util
+
+    for kind, package in task.optional.items():
+        if importlib.util.find_spec(package) is not None:
+            continue
+        for spec in specs:
+            if spec.kind == kind:
+                print(f"skip {spec.name}: {package} is not installed")
+        specs = [s for s in specs if s.kind != kind]
+    return specs
+
+
+def select_tables(task, names, split, data_dir, fraction=1.0):
+    """The tables to run and ``{name: reason}`` of those skipped.
+
+    A table is skipped when its files or package are missing, and in a
+    ``fraction < 1`` run when it has under 1,000 rows.
+    """
+    tables, skipped = [], {}
+    for table in task.registry.get_tables(names, split):
+        reason = task.registry.why_unavailable(table, data_dir)
+        if reason is None and fraction < 1 and table.n_rows < MIN_ROWS_FRACTION:
+            reason = f"under {MIN_ROWS_FRACTION:,} rows (--fraction runs)"
+        if reason is None:
+            tables.append(table)
+        else:
+            skipped[table.name] = reason
+    return tables, skipped
+
+
+def cache_key(task, table, spec, split, fraction=1.0):
+    """12 hex digits of everything a baseline's result depends on."""
+    model = task.build_model(spec, split)
+    content = {
+        "table": [table.name, list(table.shape), list(getattr(table, "levels", ()))],
+        "preprocessing": PREPROCESSING,
+        "cv": [N_SPLITS, CV_SEED, split],
+        "model": [spec.name, model.__repr__(N_CHAR_MAX=100_000)],
+        "max_train_rows": task.max_train_rows.get(spec.name),
+        "fraction": fraction,
+        "scoring": task.scoring,
+        "versions": package_versions(task.versions),
+    }
+    text = json.dumps(content, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _cache_path(task, cache_dir, table, spec, split, fraction):
+    key = cache_key(task, table, spec, split, fraction)
+    return Path(cache_dir) / table.name / f"{spec.name}-{split}-{key}.json"
+
+
+def read_cache(task, cache_dir, table, spec, split, fraction):
+    """A cached baseline result, or None (CR models are never cached)."""
+    if cache_dir is None or spec.is_cr:
+        return None
+    path = _cache_path(task, cache_dir, table, spec, split, fraction)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def write_cache(task, cache_dir, table, spec, split, fraction, scores):
+    """Store a baseline result (CR models are never cached)."""
+    if cache_dir is None or spec.is_cr:
+        return
+    path = _cache_path(task, cache_dir, table, spec, split, fraction)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(scores, sort_keys=True) + "\n")
+
+
+def fit_and_score(task, spec, X, y, train, test, fraction, seed):
+    """Fit one model on one split and score it, one thread.
+
+    Parameters
+    ----------
+    task : Task
+    spec : ModelSpec
+    X : DataFrame
+    y : ndarray
+    train, test : ndarray
+        Indices of the split.
+    fraction : float
+        Part of the training fold to train on (stratified), before the
+        model's cap of ``task.max_train_rows``.
+    seed : int
+        Seed of the model and of the subsamples.
+
+    Returns
+    -------
+    scores : dict
+        ``task.score_columns`` (``fit_time``: the fit alone, seconds),
+        ``n_train`` and ``n_test``.
+    """
+    train = subsample(train, y, float(fraction), seed)
+    cap = task.max_train_rows.get(spec.name)
+    if cap is not None:
+        train = subsample(train, y, int(cap), seed)
+    with one_thread():
+        pre = make_preprocessing(X).fit(X.iloc[train])
+        Z_train, Z_test = pre.transform(X.iloc[train]), pre.transform(X.iloc[test])
+        model = task.build_model(spec, seed)
+        fit_time = timed(model.fit, Z_train, y[train])
+        scores = task.score(spec, model, Z_test, y[test])
+    scores = {**scores, "fit_time": float(fit_time)}
+    return {
+        **{name: scores[name] for name in task.score_columns},
+        "n_train": int(len(train)),
+        "n_test": int(len(test)),
+    }
+
+
+def _fit_task(task, args):
+    """Scores of one fit; a failed fit gives NaN scores and its error."""
+    try:
+        return fit_and_score(task, *args)
+    except Exception as exc:  # one failed fit must not end a long run
+        nan = dict.fromkeys(task.score_columns, float("nan"))
+        return {**nan, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def run_suite(
+    task,
+    tables,
+    specs,
+    repeats,
+    *,
+    fraction=1.0,
+    data_dir=None,
+    n_jobs=1,
+    cache_dir=None,
+    progress=True,
+):
+    """Fit every model on every split of every table.
+
+    Parameters
+    ----------
+    task : Task
+    tables : list of table
+    specs : list of ModelSpec
+    repeats : int
+        Repeats of the 2-fold split.
+    fraction, data_dir, n_jobs, cache_dir, progress
+        Training fraction, shared data folder, worker processes (one thread
+        each), baseline cache (None: off) and a progress bar.
+
+    Returns
+    -------
+    results : DataFrame
+        A row per table, model and split: scores, ``band``, ``cached`` and
+        ``error`` for failed fits (their scores NaN).
+    """
+    rows, jobs = [], []
+    for table in tables:
+        X, y = task.registry.load_table(table, data_dir)
+        for split, (train, test) in enumerate(make_splits(y, repeats)):
+            for spec in specs:
+                key = {"table": table.name, "model": spec.name, "split": split}
+                key["band"] = size_band(table.n_rows)
+                cached = read_cache(task, cache_dir, table, spec, split, fraction)
+                if cached is not None:
+                    rows.append({**key, **cached, "cached": True})
+                else:
+                    args = (spec, X, y, train, test, fraction, split)
+                    jobs.append((key, table, spec, args))
+    # The largest tables first, so that no long fit is left for the end alone.
+    jobs.sort(key=lambda job: -job[1].n_rows)
+    calls = [(task, job[3]) for job in jobs]
+    for i, scores in parallel(_fit_task, calls, n_jobs, progress):
+        key, table, spec, _ = jobs[i]
+        if "error" in scores:
+            print(f"error {key}: {scores['error']}", file=sys.stderr)
+        else:
+            write_cache(task, cache_dir, table, spec, key["split"], fraction, scores)
+        rows.append({**key, **scores, "cached": False})
+    results = pd.DataFrame(rows)
+    if results.empty:
+        return results
+    rank = {t.name: i for i, t in enumerate(tables)}
+    model_rank = {s.name: i for i, s in enumerate(specs)}
+    order = results.assign(
+        _t=results["table"].map(rank), _m=results["model"].map(model_rank)
+    ).sort_values(["_t", "_m", "split"])
+    return order.drop(columns=["_t", "_m"]).reset_index(drop=True)
+
+
+# -- summaries, bands and paired differences ------------------------------------
+
+
+def per_table(task, results):
+    """Mean scores per table and model; medians of fit time and diagnostics.
+
+    Returns a DataFrame indexed by ``(table, model)``: the metrics,
+    ``fit_time``, the diagnostics, ``n_splits`` and ``band``.
+    """
+    grouped = results.groupby(["table", "model"], sort=False)
+    primary = task.primary.name
+    means = {m.name: grouped[m.name].mean() for m in task.metrics}
+    # Rounded so that equal scores over different splits tie.
+    means[primary] = means[primary].round(12)
+    for name in ("fit_time", *task.diagnostics):
+        means[name] = grouped[name].median()
+    means["n_splits"] = grouped[primary].count()
+    means["band"] = grouped["band"].first()
+    return pd.DataFrame(means)
+
+
+def overall(task, means, models, band=None):
+    """Each model's means over the tables, rank and gap to the per-table best.
+
+    Parameters
+    ----------
+    task : Task
+    means : DataFrame
+        From :func:`per_table`.
+    models : list of str
+    band : str or None, default=None
+        Only the tables of this size band.
+
+    Returns
+    -------
+    summary : DataFrame
+        By model: each metric (scaled), ``rank``, ``gap`` (first metric
+        minus the table's best among ``models``, scaled: <= 0 where higher
+        is better), ``fit_time`` (median over the tables) and ``tables``,
+        over the tables where every model has a score; empty without any.
+    """
+    from scipy.stats import rankdata
+
+    primary = task.primary
+    if band is not None:
+        means = means[means["band"] == band]
+    score = means[primary.name].unstack("model").reindex(columns=models).dropna()
+    if score.empty:
+        return pd.DataFrame()
+    values = score.to_numpy()
+    ranks = rankdata(-values if primary.higher_is_better else values, axis=1)
+    best = score.max(axis=1) if primary.higher_is_better else score.min(axis=1)
+
+    def on_those_tables(name):
+        return means[name].unstack("model").reindex(columns=models).loc[score.index]
+
+    summary = {m.name: m.scale * on_those_tables(m.name).mean() for m in task.metrics}
+    summary["rank"] = pd.Series(ranks.mean(axis=0), index=models)
+    summary["gap"] = primary.scale * score.sub(best, axis=0).mean()
+    summary["fit_time"] = on_those_tables("fit_time").median()
+    summary["tables"] = pd.Series(len(score), index=models)
+    return pd.DataFrame(summary)
+
+
+def test_train_ratio(results):
+    """``n_test / n_train`` of the fits (1.0 for 2-fold splits of full folds)."""
+    return float((results["n_test"] / results["n_train"]).mean())
+
+
+def _split_differences(task, results, model, other):
+    """Per table, the per-split differences ``model - other`` (scaled)."""
+    scores = results.pivot_table(
+        index=["table", "split"],
+        columns="model",
+        values=task.primary.name,
+        dropna=False,
+    )
+    return {
+        table: task.primary.scale * (rows[model] - rows[other]).dropna().to_numpy()
+        for table, rows in scores.groupby(level="table", sort=False)
+    }
+
+
+def paired_differences(task, results, model, other, ratio):
+    """Per table: mean first metric of ``model`` minus ``other``, 95% interval.
+
+    Returns ``{table: (mean, low, high)}`` (scaled; the Nadeau-Bengio
+    corrected interval for the test/train ``ratio``; NaN bounds from one
+    split or a degenerate variance).
+    """
+    from cr_sklearn.study import corrected_interval
+
+    out = {}
+    for table, d in _split_differences(task, results, model, other).items():
+        if d.size >= 2:
+            out[table] = corrected_interval(d, ratio, confidence=0.95)
+        elif d.size == 1:
+            out[table] = (float(d[0]), np.nan, np.nan)
+    return out
+
+
+def band_differences(task, results, model, other, ratio):
+    """Per band: the paired difference ``model - other`` and its noise.
+
+    The band's difference is the mean over its tables of each table's mean
+    paired difference; its variance is the sum over the tables (independent
+    data) of each table's Nadeau-Bengio corrected variance of the mean,
+    ``(1 / J + n_test / n_train) s^2 / T^2`` for ``J`` splits and ``T``
+    tables, and its interval the normal 95% one. Signs count the tables
+    where ``model`` is better, equal and worse (in the metric's direction).
+
+    Parameters
+    ----------
+    task : Task
+    results : DataFrame
+    model, other : str
+    ratio : float
+        ``n_test / n_train``.
+
+    Returns
+    -------
+    bands : dict of str to dict
+        For each band with tables, and ``"all"``: ``mean``, ``low``,
+        ``high``, ``better``, ``equal``, ``worse`` and ``tables``.
+    """
+    diffs = _split_differences(task, results, model, other)
+    band_of = results.groupby("table")["band"].first()
+    sign = 1 if task.primary.higher_is_better else -1
+    out = {}
+    for band in (*BANDS, "all"):
+        ds = [d for t, d in diffs.items() if d.size and band in ("all", band_of[t])]
+        if not ds:
+            continue
+        means = np.array([d.mean() for d in ds])
+        var = (
+            sum(
+                (1 / d.size + ratio) * d.var(ddof=1) if d.size > 1 else np.nan
+                for d in ds
+            )
+            / len(ds) ** 2
+        )
+        half = 1.959964 * np.sqrt(var)
+        out[band] = {
+            "mean": float(means.mean()),
+            "low": float(means.mean() - half),
+            "high": float(means.mean() + half),
+            "better": int((sign * means > 1e-12).sum()),
+            "equal": int((np.abs(means) <= 1e-12).sum()),
+            "worse": int((sign * means < -1e-12).sum()),
+            "tables": len(ds),
+        }
+    return out
+
+
+# -- the adoption rule (issue 39) -----------------------------------------------
+
+MAX_FIT_RATIO = 1.5
+
+
+def adoption(task, results, candidate, reference="CR"):
+    """The adoption rule of issue 39 for ``candidate`` against the defaults.
+
+    Adopted when, over the run's tables, (1) the mean gap to the per-table
+    best (every model of the run) improves on the defaults' by at least
+    ``task.margin`` overall and (2) in the 2,000 to 20,000 band, (3) no band
+    is worse beyond its noise (its :func:`band_differences` interval entirely
+    on the wrong side of 0) and (4) the median fit time on the tables under
+    2,000 rows is at most 1.5 times the defaults'.
+
+    Returns
+    -------
+    checks : list of (str, str, bool)
+        Each condition, the measured value, whether it holds.
+    adopted : bool
+    """
+    means = per_table(task, results)
+    models = list(dict.fromkeys(results["model"]))
+    unit = "points" if task.primary.scale == 100 else task.primary.label
+    checks = []
+    for band, label in ((None, "overall"), (BANDS[1], "in the 2,000-20,000 band")):
+        summary = overall(task, means, models, band)
+        if summary.empty or not summary["tables"].iloc[0]:
+            checks.append(
+                (
+                    f"mean gap {label} improves by >= {task.margin:g} {unit}",
+                    "none",
+                    False,
+                )
+            )
+            continue
+        gain = summary.loc[candidate, "gap"] - summary.loc[reference, "gap"]
+        gain = gain if task.primary.higher_is_better else -gain
+        checks.append(
+            (
+                f"mean gap {label} improves by >= {task.margin:g} {unit}",
+                f"{gain:+.{task.primary.digits}f}",
+                bool(gain >= task.margin),
+            )
+        )
+    ratio = test_train_ratio(results)
+    sign = 1 if task.primary.higher_is_better else -1
+    for band, d in band_differences(task, results, candidate, reference, ratio).items():
+        if band == "all":
+            continue
+        worse = d["high"] < 0 if sign > 0 else d["low"] > 0
+        value = f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+        checks.append((f"band {band} not worse beyond its noise", value, not worse))
+    small = means[means["band"] == BANDS[0]]["fit_time"].unstack("model")
+    if small.empty:
+        checks.append(("median fit under 2,000 rows <= 1.5x", "no tables", False))
+    else:
+        fit = small[candidate].median() / small[reference].median()
+        checks.append(
+            (
+                f"median fit under 2,000 rows <= {MAX_FIT_RATIO:g}x the defaults'",
+                f"{fit:.2f}x",
+                bool(fit <= MAX_FIT_RATIO),
+            )
+        )
+    return checks, all(ok for _, _, ok in checks)
+
+
+# -- the report -----------------------------------------------------------------
+
+
+def score_table(means, column, models, digits, scale=1.0, best=None):
+    """One score per table (rows, band) and model, best in bold if asked."""
+    values = means[column].unstack("model")
+    tables = list(dict.fromkeys(means.index.get_level_values("table")))
+    rows = []
+    for t in tables:
+        cells = [fmt(values.loc[t, m], digits, scale) for m in models]
+        if best is not None:
+            top = getattr(values.loc[t, models], best)()
+            cells = [
+                f"**{c}**" if values.loc[t, m] == top else c
+                for c, m in zip(cells, models, strict=True)
+            ]
+        band = means.loc[(t, models[0]), "band"]
+        rows.append([t, band, int(means.loc[(t, models[0]), "n_splits"]), *cells])
+    return markdown_table(["table", "band", "splits", *models], rows)
+
+
+def _interval(value, digits):
+    """``mean [low, high]``, bold where the interval excludes 0 (with a width)."""
+    mean, low, high = value
+    if not np.isfinite(low):
+        return f"{mean:+.{digits}f}"
+    cell = f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+    return f"**{cell}**" if high > low and (low > 0 or high < 0) else cell
+
+
+def _summary_rows(task, summary):
+    return [
+        [
+            name,
+            *(fmt(r[m.name], m.digits) for m in task.metrics),
+            fmt(r["rank"]),
+            fmt(r["gap"], task.primary.digits),
+            fmt(r["fit_time"]),
+            int(r["tables"]),
+        ]
+        for name, r in summary.iterrows()
+    ]
+
+
+def suite_report(task, results, specs, skipped, head):
+    """The markdown report of a suite run.
+
+    Summaries overall and per size band, per-table scores, each CR model's
+    paired differences against every other model and, for candidates, the
+    paired differences against ``CR`` by band and the adoption rule's
+    verdict, last.
+    """
+    lines = list(head)
+    if skipped:
+        lines += ["", "Skipped tables:", ""]
+        lines += [f"- {name}: {why}" for name, why in skipped.items()]
+    if results.empty:
+        return "\n".join([*lines, "", "No results."]) + "\n"
+    cached = int(results["cached"].sum())
+    lines += ["", f"Fits: {len(results)}, of which {cached} from the cache."]
+    if "error" in results:
+        failed = results.dropna(subset=["error"])
+        lines += ["", f"Failed fits ({len(failed)}; their scores are left out):", ""]
+        lines += [
+            f"- {r.table}, {r.model}, split {r.split}: {r.error}"
+            for r in failed.itertuples()
+        ]
+    models = [s.name for s in specs if s.name in set(results["model"])]
+    cr_models = [s.name for s in specs if s.is_cr and s.name in models]
+    means = per_table(task, results)
+    cols = ["model", *(f"mean {m.label}" for m in task.metrics), "mean rank"]
+    cols += ["mean gap to best", "median fit (s)", "tables"]
+    lines += [
+        "",
+        "## Summary",
+        "",
+        "Means over the tables of each model's mean over the splits (accuracy",
+        "and gap in points); rank 1 is the table's best model of this run;",
+        "the gap is the first metric minus the table's best; '-' where a model",
+        "has no such score.",
+    ]
+    for band in (None, *BANDS):
+        summary = overall(task, means, models, band)
+        if summary.empty or not summary["tables"].iloc[0]:
+            continue
+        lines += ["", f"### {'All tables' if band is None else band + ' rows'}", ""]
+        lines += markdown_table(cols, _summary_rows(task, summary))
+    primary = task.primary
+    lines += ["", "## Per table", "", f"Mean {primary.label} over the splits:", ""]
+    best = "max" if primary.higher_is_better else "min"
+    lines += score_table(
+        means, primary.name, models, 1 + primary.digits // 2, primary.scale, best=best
+    )
+    for m in task.metrics[1:]:
+        lines += ["", f"Mean {m.label}:", ""]
+        lines += score_table(means, m.name, models, 3, m.scale)
+    lines += ["", "Median fit time (s):", ""]
+    lines += score_table(means, "fit_time", models, 2)
+    if task.per_table is not None:
+        lines += task.per_table(means, models, cr_models)
+    ratio = test_train_ratio(results)
+    digits = 1 if primary.scale == 100 else 3
+    for cr in cr_models:
+        others = [m for m in models if m != cr]
+        if not others:
+            continue
+        diffs = {o: paired_differences(task, results, cr, o, ratio) for o in others}
+        lines += [
+            "",
+            f"## {cr} minus each model, per table",
+            "",
+            f"Mean paired {primary.label} difference over the splits with its",
+            "Nadeau-Bengio corrected 95% interval (Student t, n_test / n_train",
+            f"= {ratio:.2f}); in bold where it excludes 0.",
+            "",
+        ]
+        rows = [
+            [
+                t,
+                *(
+                    _interval(diffs[o][t], digits) if t in diffs[o] else "-"
+                    for o in others
+                ),
+            ]
+            for t in diffs[others[0]]
+        ]
+        lines += markdown_table(["table", *others], rows)
+    if "CR" in cr_models:
+        lines += candidates_section(task, results, [c for c in cr_models if c != "CR"])
+    return "\n".join(lines) + "\n"
+
+
+def candidates_section(task, results, candidates, reference="CR"):
+    """Paired differences by band against the defaults, then the rule's verdict."""
+    if not candidates:
+        return []
+    ratio = test_train_ratio(results)
+    lines = [
+        "",
+        "## Candidates against the defaults, by size band",
+        "",
+        f"Mean over the band's tables of the paired {task.primary.label}",
+        f"difference (candidate - {reference}), with a normal 95% interval from",
+        "the tables' Nadeau-Bengio corrected variances; the tables where the",
+        "candidate is better / equal / worse.",
+        "",
+    ]
+    rows = []
+    for name in candidates:
+        for band, d in band_differences(task, results, name, reference, ratio).items():
+            rows.append(
+                [
+                    name,
+                    band,
+                    d["tables"],
+                    f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+                    f"{d['better']} / {d['equal']} / {d['worse']}",
+                ]
+            )
+    lines += markdown_table(
+        ["candidate", "band", "tables", "difference", "signs"], rows
+    )
+    lines += ["", "## Adoption rule (issue 39)", ""]
+    for name in candidates:
+        checks, adopted = adoption(task, results, name, reference)
+        lines += [f"{name}: **{'adopted' if adopted else 'not adopted'}**", ""]
+        lines += markdown_table(
+            ["condition", "measured", "holds"],
+            [[c, v, "yes" if ok else "no"] for c, v, ok in checks],
+        )
+        lines.append("")
+    return lines
+
+
+# -- the suite command ----------------------------------------------------------
+
+
+def add_suite_arguments(parser, task):
+    """The options of a suite configuration (see ``suites.py``)."""
+    parser.add_argument("--list", action="store_true", help="list the tables")
+    parser.add_argument(
+        "--markdown", action="store_true", help="with --list: write the listing"
+    )
+    parser.add_argument(
+        "--split",
+        choices=["tune", "confirm", "all"],
+        default=None,
+        help="half of the suite (default: tune; all with --list)",
+    )
+    parser.add_argument("--tables", type=_names, default=None, help="a,b,c")
+    parser.add_argument("--models", type=_names, default=list(task.models))
+    parser.add_argument(
+        "--candidate",
+        type=parse_candidate,
+        action="append",
+        default=[],
+        help=f"NAME=PARAMS: a {task.estimator} variant (JSON or a dict literal)",
+    )
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS)
+    if task.fractions:
+        parser.add_argument("--fraction", type=float, default=1.0)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--cache-dir", type=Path, default=CACHE / task.name)
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def _names(text):
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def suite_output(task, args):
+    """``<name>_<split>[_fraction<f>][_repeats<r>].md``, or the listing's name."""
+    if args.list:
+        return f"{task.name}_tables.md"
+    name = f"{task.name}_{args.split or 'tune'}"
+    fraction = getattr(args, "fraction", 1.0)
+    if fraction < 1:
+        name += f"_fraction{fraction:g}"
+    if args.repeats != DEFAULT_REPEATS:
+        name += f"_repeats{args.repeats}"
+    return f"{name}.md"
+
+
+def suite_command(task, args):
+    """Run a suite (or list its tables): the report, None for a plain ``--list``."""
+    fraction = getattr(args, "fraction", 1.0)
+    if not 0 < fraction <= 1 or args.repeats < 1:
+        raise SystemExit("--fraction must be in (0, 1] and --repeats at least 1")
+    split = args.split or ("all" if args.list else "tune")
+    if args.list:
+        return list_tables(task, args.tables, split, args.markdown, args.data_dir)
+    specs = skip_unavailable_models(
+        task, model_specs(task, args.models, args.candidate)
+    )
+    tables, skipped = select_tables(task, args.tables, split, args.data_dir, fraction)
+    for name, reason in skipped.items():
+        print(f"skip {name}: {reason}")
+    results = run_suite(
+        task,
+        tables,
+        specs,
+        args.repeats,
+        fraction=fraction,
+        data_dir=args.data_dir,
+        n_jobs=args.n_jobs,
+        cache_dir=None if args.no_cache else args.cache_dir,
+        progress=not args.no_progress,
+    )
+    splits = (
+        f"Splits: RepeatedStratifiedKFold(n_splits={N_SPLITS}, n_repeats="
+        f"{args.repeats}, random_state={CV_SEED})"
+        + (
+            f"; training fraction {fraction:g} (tables >= 1,000 rows)"
+            if fraction < 1
+            else ""
+        )
+        + ". One thread per fit; fit times are wall-clock on a shared machine."
+    )
+    notes = [splits]
+    for name, cap in task.max_train_rows.items():
+        notes.append(
+            f"{name} trains on at most {cap:,} rows of each training "
+            "fold (a stratified subsample seeded by the split)."
+        )
+    for spec in specs:
+        if spec.is_cr:
+            network, _ = cr_network(task.build_model(spec, 0))
+            params = {**network.get_params(), "random_state": "the split's index"}
+            changed = dict(spec.params) or "the defaults"
+            notes.append(f"{spec.name}: {task.estimator} with {changed}; all: {params}")
+    head = header(task.title, args.argv, task.versions, notes)
+    return suite_report(task, results, specs, skipped, head)
+
+
+def list_tables(task, names, split, markdown, data_dir):
+    """``--list``: a line per table (None returned), or the markdown listing."""
+    tables = task.registry.get_tables(names, split)
+    if not markdown:
+        for t in tables:
+            print(f"{t.name} {t.n_rows} {t.n_columns} {t.n_classes} {t.split}")
+            reason = task.registry.why_unavailable(t, data_dir)
+            if reason:
+                print(f"unavailable {t.name}: {reason}", file=sys.stderr)
+        return None
+    extra = task.list_columns or (lambda t: {})
+    cols = ["table", "rows", "band", "columns", "classes", "split", "group"]
+    cols += [*extra(tables[0]), "target", "origin", "licence"] if tables else []
+    rows = [
+        [
+            t.name,
+            t.n_rows,
+            size_band(t.n_rows),
+            t.n_columns,
+            t.n_classes,
+            t.split,
+            t.group,
+            *extra(t).values(),
+            t.target,
+            t.origin,
+            t.licence,
+        ]
+        for t in tables
+    ]
+    counts = pd.crosstab(
+        pd.Series([size_band(t.n_rows) for t in tables], name="band"),
+        pd.Series([t.split for t in tables], name="split"),
+    ).reindex(index=list(BANDS), fill_value=0)
+    count_rows = [
+        [b, *(int(counts.loc[b].get(h, 0)) for h in ("tune", "confirm"))] for b in BANDS
+    ]
+    lines = [
+        f"# {task.title} tables",
+        "",
+        f"Generated by `python benchmarks/run.py {task.config} --list --markdown`;",
+        "the registry (how the tables were chosen and split) is",
+        f"`benchmarks/{task.registry.__name__}.py`. Columns are counted after the",
+        "suite's one-hot encoding; tables with files under `../shared/data` are",
+        "skipped when it is absent. Nothing is redistributed.",
+        "",
+        *markdown_table(["band", "tune", "confirm"], count_rows),
+        "",
+        *markdown_table(cols, rows),
+    ]
+    return "\n".join(lines) + "\n"
