@@ -10,7 +10,7 @@ fractions: 750 fits, a few minutes on two cores)::
     python docs/make_figures.py --only study --from-csv records.csv
 
 ``--from-csv`` draws the study from the tidy records of an identical run
-(``benchmarks/bench_data_fraction.py --csv records.csv`` or
+(``python benchmarks/run.py fraction --csv records.csv`` or
 ``cr-sklearn study``), so that the figure and the measured table are one run.
 
 Without xgboost, HistGradientBoosting stands in for XGBoost (and says so in
