@@ -408,6 +408,13 @@ def _check_out_paths(out, names, inputs):
                 path.rmdir()
 
 
+def _is_file(name):
+    try:
+        return Path(name).is_file()
+    except OSError:  # a name too long: the loader says so
+        return False
+
+
 def _same_file(target, source):
     """Whether ``target`` and ``source`` name the same file (links included)."""
     target, source = Path(target), Path(source)
@@ -563,7 +570,7 @@ def _run_study(args, fractions):
     _check_out(
         args.out,
         ["study.csv", "study.png", "study.md"],
-        inputs=[args.dataset] if Path(args.dataset).is_file() else [],
+        inputs=[args.dataset] if _is_file(args.dataset) else [],
     )
     X, y, preprocessor, notes = _load(args)
     if params:
@@ -722,6 +729,9 @@ def main(argv=None):
         return _run_study(args, fractions)
     except (ValueError, ImportError) as exc:
         args.subparser.error(str(exc))
+    except OSError as exc:  # the file system, at any step: no traceback
+        where = f" ({_shown(exc.filename)})" if exc.filename else ""
+        args.subparser.error(f"{exc.strerror or exc}{where}.")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -285,6 +285,13 @@ def test_bad_out_names_get_a_clean_message(out, message, capsys, no_fits):
     assert len(err) < 2000
 
 
+def test_a_dataset_name_too_long_gets_a_clean_message(capsys, no_fits):
+    argv = ["evaluate", "--dataset", "x" * 300 + ".csv", "--target", "y", *FAST]
+    err = _error(argv, capsys)
+    assert "cannot be read (File name too long)" in err and "Traceback" not in err
+    assert len(err) < 2000
+
+
 def test_a_huge_number_of_repeats_is_refused_at_once(capsys, no_fits):
     import time
     import tracemalloc

@@ -88,6 +88,14 @@ def load_study_dataset(name, target=None, *, as_frame=False):
     """
     if name in DATASETS:
         return _named_dataset(name, as_frame)
+    try:
+        return _load_csv(name, target, as_frame)
+    except OSError as exc:  # a name too long, no permission to read, ...
+        shown = name if len(name) <= 120 else name[:117] + "..."
+        raise ValueError(f"{shown!r} cannot be read ({exc.strerror or exc}).") from None
+
+
+def _load_csv(name, target, as_frame):
     path = Path(name)
     if not path.exists():
         if "/" in name or os.sep in name or path.suffix:
