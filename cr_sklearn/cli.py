@@ -13,6 +13,7 @@ import argparse
 import ast
 import contextlib
 import difflib
+import importlib.util
 import os
 import sys
 import time
@@ -508,7 +509,9 @@ def _progress(args):
         terminal = sys.stderr is not None and sys.stderr.isatty()
     except (AttributeError, ValueError):
         terminal = False
-    return "auto" if terminal else "lines"
+    # Without tqdm, plain lines in a terminal too.
+    bar = terminal and importlib.util.find_spec("tqdm") is not None
+    return "auto" if bar else "lines"
 
 
 def _show_warnings(caught):
