@@ -477,19 +477,34 @@ def test_mlflow_log_model(fitted, tmp_path, monkeypatch):
     )
 
 
-def test_mlflow_autolog_params(tmp_path, monkeypatch):
-    mlflow = _local_mlflow(monkeypatch, tmp_path)
-    X, y = _binary()
+def _autologged(mlflow, fit):
+    """The params and metrics autolog records for ``fit()``."""
     mlflow.sklearn.autolog(log_models=False, silent=True)
     try:
         with mlflow.start_run() as run:
-            model = _cr().fit(X, y)
+            model = fit()
     finally:
         mlflow.sklearn.autolog(disable=True)
-    logged = mlflow.get_run(run.info.run_id).data
+    return model, mlflow.get_run(run.info.run_id).data
+
+
+def test_mlflow_autolog_params_through_a_pipeline(tmp_path, monkeypatch):
+    mlflow = _local_mlflow(monkeypatch, tmp_path)
+    X, y = _binary()
+    pipe, logged = _autologged(
+        mlflow, lambda: make_pipeline(StandardScaler(), _cr()).fit(X, y)
+    )
+    for name, value in pipe[-1].get_params().items():
+        assert logged.params[f"crclassifier__{name}"] == str(value), name
+    assert "training_accuracy_score" in logged.metrics
+
+
+def test_mlflow_autolog_params_of_a_bare_estimator(tmp_path, monkeypatch):
+    mlflow = _local_mlflow(monkeypatch, tmp_path)
+    X, y = _binary()
+    model, logged = _autologged(mlflow, lambda: _cr().fit(X, y))
     for name, value in model.get_params().items():
-        assert name in logged.params, name
-        assert logged.params[name] == str(value)
+        assert logged.params.get(name) == str(value), name
     assert "training_accuracy_score" in logged.metrics
 
 
