@@ -156,15 +156,14 @@ class OrdinalScorer:
 
     Accuracy needs no order: without ``labels`` it compares the labels
     themselves, whatever they are. The other metrics map labels to their
-    position in one order, taken in this precedence: ``labels`` (as given); the ``classes_`` of a
-    :class:`CROrdinalRegressor` (bare, last in a pipeline, or inside a fitted
-    search); the categories of an ordered pandas Categorical ``y``; for
-    numbers, their sorted values (with the classifier's ``classes_``, so
-    that ranks do not depend on the labels a test fold holds). String labels
-    with none of these raise a ``ValueError``: a classifier's ``classes_``
-    are sorted alphabetically, which is no order of the grades
-    (``["Marked", "None", "Some"]``), and scoring by it would rank wrongly
-    ordered models better.
+    position in one order, taken in this precedence: ``labels`` (as given); the
+    ``classes_`` of a :class:`CROrdinalRegressor` (bare, last in a pipeline, or
+    inside a fitted search); the categories of an ordered pandas Categorical
+    ``y``; for numbers, their sorted values (with the classifier's ``classes_``,
+    so that ranks do not depend on the labels a test fold holds). String labels
+    with none of these raise a ``ValueError``: a classifier's ``classes_`` are
+    sorted alphabetically, which is no order of the grades (``["Marked", "None",
+    "Some"]``), and scoring by it would rank wrongly ordered models better.
 
     Parameters
     ----------
