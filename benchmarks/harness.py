@@ -891,8 +891,8 @@ def adoption(task, results, candidate, reference="CR"):
         if band == "all":
             continue
         worse = d["high"] < 0 if sign > 0 else d["low"] > 0
-        value = f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
-        checks.append((f"band {band} not worse beyond its noise", value, not worse))
+        name = f"band {band} not worse beyond its noise"
+        checks.append((name, _band_cell(task, d), not worse))
     small = means[means["band"] == BANDS[0]]["fit_time"].unstack("model")
     if small.empty:
         checks.append(("median fit under 2,000 rows <= 1.5x", "no tables", False))
@@ -1032,12 +1032,18 @@ def suite_report(task, results, specs, skipped, head):
                     for o in others
                 ),
             ]
-            for t in diffs[others[0]]
+            for t in dict.fromkeys(results["table"])
         ]
         lines += markdown_table(["table", *others], rows)
     if "CR" in cr_models:
         lines += candidates_section(task, results, [c for c in cr_models if c != "CR"])
     return "\n".join(lines) + "\n"
+
+
+def _band_cell(task, d):
+    """``mean [low, high]`` of a band's difference (2 decimals for points)."""
+    k = 2 if task.primary.scale == 100 else 3
+    return f"{d['mean']:+.{k}f} [{d['low']:+.{k}f}, {d['high']:+.{k}f}]"
 
 
 def candidates_section(task, results, candidates, reference="CR"):
@@ -1058,15 +1064,8 @@ def candidates_section(task, results, candidates, reference="CR"):
     rows = []
     for name in candidates:
         for band, d in band_differences(task, results, name, reference, ratio).items():
-            rows.append(
-                [
-                    name,
-                    band,
-                    d["tables"],
-                    f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
-                    f"{d['better']} / {d['equal']} / {d['worse']}",
-                ]
-            )
+            signs = f"{d['better']} / {d['equal']} / {d['worse']}"
+            rows.append([name, band, d["tables"], _band_cell(task, d), signs])
     lines += markdown_table(
         ["candidate", "band", "tables", "difference", "signs"], rows
     )
