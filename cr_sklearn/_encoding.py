@@ -40,7 +40,52 @@ def _merge_repeated_bins(edges, values):
     return np.concatenate([edges[:1], inner[~repeated], edges[-1:]])
 
 
-def quantile_edges(X, n_bins, *, name="n_bins"):
+def weighted_quantiles(values, weights, quantiles):
+    """numpy's linear quantiles of ``values`` with each row repeated ``weights`` times.
+
+    For integer weights this is ``np.quantile`` of the repeated rows
+    exactly, so a weight equals a repetition; other positive weights
+    generalise it (the rows' cumulative weights are their positions).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Finite values.
+    weights : ndarray of shape (n,)
+        Positive weights.
+    quantiles : ndarray
+        In ``[0, 1]``.
+
+    Returns
+    -------
+    ndarray
+        One value per quantile.
+    """
+    order = np.argsort(values, kind="stable")
+    weights = np.asarray(weights, dtype=np.float64)[order]
+    if not np.isfinite(weights.sum()):
+        weights = weights / weights.max()  # the positions' scale, not overflow
+    values, ends = values[order], np.cumsum(weights)
+    last = max(ends[-1] - 1.0, 0.0)
+    position = np.asarray(quantiles) * last
+    low = np.floor(position)
+    fraction = position - low
+    high = np.minimum(low + 1.0, last)
+
+    def at(k):
+        # The row that covers repeated position k: the first whose end exceeds it.
+        return values[np.minimum(np.searchsorted(ends, k, side="right"), len(ends) - 1)]
+
+    below = at(low)
+    return below + fraction * (at(high) - below)
+
+
+def _columns_text(columns, names):
+    shown = [names[j] if names is not None else j for j in columns[:10]]
+    return f"{shown}{' ...' if len(columns) > 10 else ''}"
+
+
+def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     """The bin edges of each column of ``X``: its ``n_bins`` quantile bins.
 
     Bins beyond what the training values can tell apart are dropped, with a
@@ -62,6 +107,11 @@ def quantile_edges(X, n_bins, *, name="n_bins"):
         Quantile bins per column (at least 2).
     name : str, default="n_bins"
         The parameter ``n_bins`` comes from, for the warning.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Positive row weights: the quantiles are those of the rows repeated
+        as often as their weights say (:func:`weighted_quantiles`).
+    names : sequence of str, default=None
+        Column names for the warning (column indices without them).
 
     Returns
     -------
@@ -71,6 +121,7 @@ def quantile_edges(X, n_bins, *, name="n_bins"):
         single bin left: it passes through.
     """
     X = np.asarray(X)
+    uniform = sample_weight is None or np.all(sample_weight == sample_weight[0])
     # Beyond n_samples - 1 bins, quantiles only interpolate between
     # neighbouring rows: the finest bins the rows tell apart have an edge on
     # every distinct value.
@@ -85,8 +136,12 @@ def quantile_edges(X, n_bins, *, name="n_bins"):
             if every_value:
                 column_edges = values
                 trimmed.append(j)
-            else:
+            elif uniform:
                 column_edges = np.unique(np.quantile(column, quantiles))
+            else:
+                column_edges = np.unique(
+                    weighted_quantiles(column, sample_weight, quantiles)
+                )
             if column_edges.size > values.size:
                 # As many bins as values, or more: some may repeat a neighbour.
                 merged = _merge_repeated_bins(column_edges, values)
@@ -99,9 +154,9 @@ def quantile_edges(X, n_bins, *, name="n_bins"):
     if trimmed:
         warnings.warn(
             f"{name}={n_bins} makes bins that the {len(X)} training rows cannot "
-            f"tell apart in columns {trimmed[:10]}{' ...' if len(trimmed) > 10 else ''}"
-            ": they were dropped (a column gets fewer than twice as many bins as "
-            f"it has distinct values). Lower {name} to silence this warning.",
+            f"tell apart in columns {_columns_text(trimmed, names)}: they were "
+            "dropped (a column gets fewer than twice as many bins as it has "
+            f"distinct values). Lower {name} to silence this warning.",
             UserWarning,
             stacklevel=find_stacklevel(),
         )

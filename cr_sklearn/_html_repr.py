@@ -76,11 +76,9 @@ class FittedAttributesHTMLMixin:
             }
         module = getattr(self, "module_", None)
         if "module_" in attrs and module is not None:
-            built = getattr(self, "_built_network_params", None) or {}
+            built = getattr(self, "_built", None) or {}
             attrs["module_"] = {
                 "type_name": type(module).__name__,
-                "value": _Summary(
-                    module_summary(module, built.get("hidden_layer_sizes"))
-                ),
+                "value": _Summary(module_summary(module, built.get("hidden"))),
             }
         return attrs

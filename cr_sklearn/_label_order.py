@@ -17,13 +17,16 @@ __all__ = []
 
 
 def categorical_order(y):
-    """The categories of an ordered pandas Categorical ``y`` (or Series), else None.
+    """The order of an ordered pandas Categorical or a polars Enum ``y``, else None.
 
     Read before ``y`` becomes a numpy array, which drops the order.
     """
     dtype = getattr(y, "dtype", None)
     if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
         return np.asarray(dtype.categories)
+    # A polars Enum is ordered by its categories (a polars Categorical is not).
+    if type(dtype).__name__ == "Enum" and type(dtype).__module__.startswith("polars"):
+        return np.asarray(dtype.categories.to_list())
     return None
 
 

@@ -3,12 +3,14 @@
 One object holds what a training step minimises: the per-sample data loss
 (the estimator's criterion), the DREG penalty and the input-gradient penalty
 with their strengths, and the stream plan (which rows and how many random
-directions carry the Jacobian stream). The estimators rebuild it from their
-current parameters at every fit; the skorch net calls it in ``infer`` and
-``get_loss``; growth and plots call :meth:`TrainingObjective.data_loss`
-instead of recomposing the loss.
+directions carry the Jacobian stream). The estimators build it from the
+fit's plan; the skorch net calls it in ``infer`` and ``get_loss``; growth
+and plots call :meth:`TrainingObjective.data_loss` instead of recomposing
+the loss. Sample weights weigh every term: a weight is a repetition of the
+row, for the penalties as for the data loss.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -89,6 +91,20 @@ class TrainingObjective:
     stream: StreamPlan = StreamPlan()
 
     @classmethod
+    def from_plan(cls, plan, stream_width):
+        """The objective of a :class:`~cr_sklearn._plan.FitPlan`.
+
+        ``stream_width``: the columns the stream differentiates by.
+        """
+        return cls.from_params(
+            dreg=plan.dreg,
+            dreg_lambda=plan.dreg_lambda,
+            igpen_lambda=plan.igpen_lambda,
+            directions=plan.stream(stream_width),
+            stream_rows=plan.stream_rows,
+        )
+
+    @classmethod
     def from_params(cls, *, dreg, dreg_lambda, igpen_lambda, directions, stream_rows):
         """The objective the estimator's parameters describe."""
         penalty = None if dreg is None or dreg_lambda == 0 else PENALTIES[dreg]
@@ -107,18 +123,30 @@ class TrainingObjective:
         """The registered :class:`~cr_sklearn.nn.Penalty`, or ``None``."""
         return None if self.dreg is None else PENALTIES[self.dreg]
 
-    def forward(self, module, X):
+    def forward(self, module, X, sample_weight=None):
         """Training forward pass: ``(output, stream_result)``.
 
         ``stream_result`` is ``(inputs, StreamOutput)``: what the penalties
-        need (the stream only when the DREG penalty reads it).
+        need (the stream only when the DREG penalty reads it). With
+        ``sample_weight`` (``(batch,)``, or ``(batch, M)`` for members), each
+        row the stream carries is scaled by the square root of its weight,
+        so the stream penalty is the weighted mean of the squared norms.
         """
         penalty = self.penalty
         if self.igpen_lambda > 0:
             X = X.detach().requires_grad_(True)
         rows, directions = self.stream.sample(X, module.stream_width)
+        scale = None
+        if sample_weight is not None and directions is not None:
+            weight = sample_weight if rows is None else sample_weight[rows]
+            scale = weight.to(X.dtype).sqrt()
+            scale = scale.T if scale.dim() == 2 else scale
         result = module.forward_stream(
-            X, directions, derivatives=penalty is not None, rows=rows
+            X,
+            directions,
+            derivatives=penalty is not None,
+            rows=rows,
+            stream_scale=scale,
         )
         return result.output, (X, result)
 
@@ -163,11 +191,24 @@ class TrainingObjective:
         inputs, result = stream_result
         penalty = self.penalty
         if penalty is not None:
+            if penalty.needs != "stream" and sample_weight is not None:
+                # The layer-local penalty reads the slopes: scaled rows.
+                result = _weighted_slopes(result, sample_weight)
             value = penalty.function(result)
             terms["penalty"] = value.item()
             loss = loss + self.dreg_lambda * value
         if self.igpen_lambda > 0:
-            value = input_gradient_penalty(per_sample, inputs)
+            value = input_gradient_penalty(
+                criterion(output, y.to(output.device)), inputs, sample_weight
+            )
             terms["igpen"] = value.item()
             loss = loss + self.igpen_lambda * value
         return loss, terms
+
+
+def _weighted_slopes(result, sample_weight):
+    """``result`` with each row's slopes scaled by the root of its weight."""
+    scale = sample_weight.to(result.output.dtype).sqrt()
+    scale = (scale.T if scale.dim() == 2 else scale).unsqueeze(-1)
+    derivatives = [None if d is None else d * scale for d in result.derivatives]
+    return dataclasses.replace(result, derivatives=derivatives)

@@ -7,10 +7,9 @@ import torch
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
 from ._base import BaseCR, partial_fit_available
-from ._cross_fit import MemberCriterion
 from ._label_order import (
     categorical_order,
     check_known,
@@ -19,7 +18,6 @@ from ._label_order import (
     no_order_error,
     ranks,
 )
-from ._params import _AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL
 from .nn.ordinal import ORDINAL_HEADS, cumulative_link_log_proba
 
 __all__ = ["CROrdinalRegressor"]
@@ -43,6 +41,36 @@ class _GivenOrder(NamedTuple):
 
 def _same(a, b):
     return np.asarray(a).tolist() == np.asarray(b).tolist()
+
+
+def _ordered_by(order, y):
+    """Whether ``order`` (given) holds every label of ``y``: any labels go then."""
+    if order is None:
+        return False
+    try:
+        return bool(np.isin(np.asarray(y).ravel(), np.asarray(order)).all())
+    except TypeError:
+        return False
+
+
+def _check_targets(y):
+    """scikit-learn's check of classification targets, with the way out.
+
+    Non-integer numbers (``10.5, 20.5, ...``) read as a regression target;
+    listing them in ``classes`` makes them ordered labels.
+    """
+    try:
+        check_classification_targets(y)
+    except ValueError:
+        if type_of_target(y) != "continuous":
+            raise
+        shown = list(dict.fromkeys(np.asarray(y).ravel().tolist()))[:5]
+        raise ValueError(
+            "Unknown label type: continuous. y holds non-integer numbers "
+            f"({shown!r:.120} ...), which read as a regression target. To "
+            "use them as ordered labels, list every label, lowest first, "
+            "with classes=[...]."
+        ) from None
 
 
 class CROrdinalRegressor(ClassifierMixin, BaseCR):
@@ -201,6 +229,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         value used is ``encoding_bins_``. Bins the training rows cannot tell
         apart are dropped, with a warning, as in :class:`PiecewiseLinearEncoder`:
         a column gets at most an edge on every distinct value.
+    dtype : {"float32", "float64"}, default="float32"
+        The dtype the network's layers train in; the input transform and
+        predictions run in float64 either way (see
+        :class:`CRClassifier`).
     n_threads : int, "auto" or None, default="auto"
         Torch threads used while fitting (restored afterwards), at most the
         CPUs the process may use (more are clamped, with a warning).
@@ -251,7 +283,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         ``n_members > 1`` keeps the members as the model, with no refit.
         :meth:`predict_proba` averages the members' probabilities through the
         cumulative probabilities, which keeps them rank consistent
-        (:meth:`decision_function` is then the expected rank). ``partial_fit``
+        (:meth:`predict_latent` is then the expected rank). ``partial_fit``
         is not available, and ``warm_start`` and
         :class:`~cr_sklearn.DepthGrowth` raise a ``ValueError``: the folds
         belong to the data of one ``fit``. ``igpen_lambda`` must be 0.
@@ -369,11 +401,14 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     in label units. Use ``scoring="accuracy"`` or
     :func:`cr_sklearn.get_ordinal_scorer` for other metrics.
 
-    **decision_function and Jacobians.** :meth:`decision_function` returns the
-    1-d latent score, not per-class scores; :meth:`jacobian` and
-    :meth:`input_gradient_norms` are its derivatives (shape
-    ``(n_samples, 1, n_features)``), so tau and :meth:`input_sensitivity`
-    read the latent scale, which the cut-points do not change.
+    **Scores and Jacobians.** :meth:`decision_function` returns per-class
+    scores (centred log-probabilities; the log-odds of the upper class with
+    two classes), as scikit-learn's calibration and ranking tools expect of
+    a classifier; :meth:`predict_latent` returns the 1-d latent score, and
+    :meth:`jacobian` and :meth:`input_gradient_norms` are its derivatives
+    (shape ``(n_samples, 1, n_features)``), so tau and
+    :meth:`input_sensitivity` read the latent scale, which the cut-points
+    do not change.
 
     **Heads.** CORN (Shi et al., 2023) needs ``K - 1`` outputs and is not
     implemented. ``"cumulative"`` is the default: it is the likelihood of
@@ -410,7 +445,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     (2, 1, 4)
     """
 
-    _auto_fixed_budget_max_features = _AUTO_FIXED_BUDGET_MAX_FEATURES_ORDINAL
+    # early_stopping="auto": the fixed budget below 2,000 rows on tabular
+    # inputs only; on sentence embeddings (384 columns) below 2,000 rows it
+    # overfit, so wider inputs keep the hold-out at any size.
+    _auto_fixed_budget_max_features = 100
 
     _parameter_constraints = {
         **BaseCR._parameter_constraints,
@@ -449,6 +487,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         igpen_lambda=0.0,
         standardize=True,
         encoding_bins=None,
+        dtype="float32",
         n_threads="auto",
         random_state=None,
         device="cpu",
@@ -483,6 +522,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             igpen_lambda=igpen_lambda,
             standardize=standardize,
             encoding_bins=encoding_bins,
+            dtype=dtype,
             n_threads=n_threads,
             random_state=random_state,
             device=device,
@@ -498,54 +538,48 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
 
     # -- BaseCR hooks ------------------------------------------------------
     def _encode_targets(self, y, *, reset, classes=None):
-        check_classification_targets(y)
         given = _GivenOrder(None, None) if classes is None else classes
+        order = self.classes if reset else self.classes_
+        if not _ordered_by(order, y):
+            _check_targets(y)
         if reset:
             self.classes_ = self._label_order(y, given)
         else:
             self._check_same_order(given)
             check_known(self.classes_, y, what="y", where="the fitted classes_")
-        codes = ranks(self.classes_, y)
-        if reset:
-            self._init_cutpoints = self._prior_cutpoints(codes)
-        return codes
+        return ranks(self.classes_, y)
 
-    def _prior_cutpoints(self, codes):
-        # Start the cut-points at the logits of the (smoothed) cumulative
-        # class frequencies: the untrained model predicts the class prior.
-        counts = np.bincount(codes, minlength=len(self.classes_)) + 0.5
+    def _prior_cutpoints(self, codes, weight):
+        # The logits of the (smoothed, weighted) cumulative class frequencies:
+        # the untrained model predicts the class prior.
+        # In units of the largest weight: huge weights cannot overflow.
+        top = weight.max() if len(weight) else 1.0
+        counts = np.bincount(codes, weights=weight / top, minlength=len(self.classes_))
+        counts = counts + 0.5 / top
         cum = np.cumsum(counts)[:-1] / counts.sum()
         return np.log(cum) - np.log1p(-cum)
-
-    def _member_criterion(self, y_codes, rows):
-        # Each member's cut-points start from its own training rows' prior.
-        return MemberCriterion(
-            [
-                ORDINAL_HEADS[self.head](
-                    len(self.classes_),
-                    init_cutpoints=self._prior_cutpoints(y_codes[r]),
-                )
-                for r in rows
-            ]
-        )
 
     def _label_order(self, y, given):
         """``classes_`` of a new fit: the order given, never re-sorted.
 
         The ``classes`` parameter, else ``partial_fit``'s ``classes``, else an
         ordered Categorical's categories, else sorted numbers; strings have
-        no order to read and raise.
+        no order to read and raise. Two orders given must agree.
         """
         if self.classes is not None:
             order = check_order(self.classes, "classes")
             where = "the classes parameter"
-            if given.classes is not None and not _same(given.classes, order):
-                raise ValueError(
-                    f"The classes passed to partial_fit, "
-                    f"{np.asarray(given.classes).tolist()!r:.200}, differ from the "
-                    f"classes parameter, {order.tolist()!r:.200} (the order of "
-                    "the labels counts)."
-                )
+            for what, other in (
+                ("the classes passed to partial_fit", given.classes),
+                ("the categories of the ordered Categorical y", given.categories),
+            ):
+                if other is not None and not _same(other, order):
+                    raise ValueError(
+                        f"{what[0].upper()}{what[1:]}, "
+                        f"{np.asarray(other).tolist()!r:.200}, differ from the "
+                        f"classes parameter, {order.tolist()!r:.200} (the order "
+                        "of the labels counts)."
+                    )
         elif given.classes is not None:
             order = check_order(given.classes, "classes")
             where = "the classes passed to partial_fit"
@@ -584,10 +618,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def _n_outputs(self):
         return 1
 
-    def _make_criterion(self):
-        return ORDINAL_HEADS[self.head](
-            len(self.classes_), init_cutpoints=self._init_cutpoints
-        )
+    def _make_criterion(self, codes, weight):
+        init = None if codes is None else self._prior_cutpoints(codes, weight)
+        return ORDINAL_HEADS[self.head](len(self.classes_), init_cutpoints=init)
+
+    def _output_bias(self, codes, weight):
+        return None  # the cut-points carry the prior
 
     def _validation_score(self, net, output, y_codes):
         # -MAE of the codes predict would return, so early stopping tracks score.
@@ -599,10 +635,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             pred = net.criterion_.log_proba(eta).argmax(dim=1)
         return -(pred.cpu() - y_codes.cpu()).abs().double().mean().item()
 
-    def _finish_fit(self, X, **kwargs):
-        cutpoints = self.net_.criterion_.cutpoints().detach()
+    def _set_head_attributes(self, net):
+        cutpoints = net.criterion_.cutpoints().detach()
         self.cutpoints_ = cutpoints.cpu().double().numpy()
-        super()._finish_fit(X, **kwargs)
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -682,14 +717,14 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         return self._fit(X, y, sample_weight, incremental=True, classes=given)
 
     # -- prediction ----------------------------------------------------------
-    def decision_function(self, X):
+    def predict_latent(self, X):
         """Latent score ``eta(x)``: higher means a higher class.
 
         With ``n_members > 1`` the members' latent scores live on scales of
         their own (each member has its cut-points); the score is then the
         expected rank under the averaged distribution,
         ``sum_k (1 - P(y <= classes_[k]))`` over the first ``n_classes - 1``
-        classes, which :meth:`jacobian` and tau differentiate.
+        classes. :meth:`jacobian` and tau differentiate this score.
 
         Parameters
         ----------
@@ -698,9 +733,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
+        latent : ndarray of shape (n_samples,)
             One network's latent score, with
-            ``P(y <= k) = sigmoid(cutpoints_[k] - score)``; with
+            ``P(y <= k) = sigmoid(cutpoints_[k] - latent)``; with
             ``n_members > 1``, the expected rank (between 0 and
             ``n_classes - 1``).
         """
@@ -709,11 +744,40 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             return (1.0 - self._cumulative(eta)).sum(axis=1)
         return eta
 
+    def decision_function(self, X):
+        """Per-class scores, as a scikit-learn classifier's: log-probabilities.
+
+        With two classes, the log-odds of ``classes_[1]``,
+        ``latent - cutpoints_[0]`` for one network (positive where the upper
+        class is predicted); with more, ``log P(y = classes_[k] | x)`` minus
+        its mean over the classes, one column per class (its argmax is the
+        most probable class). Calibration (:class:`~sklearn.calibration.
+        CalibratedClassifierCV`), ``top_k_accuracy`` and other clients that
+        read per-class scores work with it; the latent score itself is
+        :meth:`predict_latent`.
+
+        .. versionchanged:: 0.2
+           The 1-d latent score moved to :meth:`predict_latent`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The log-odds of ``classes_[1]`` with two classes, else one
+            centred log-probability per class.
+        """
+        logp = self.predict_log_proba(X)
+        if logp.shape[1] == 2:
+            return logp[:, 1] - logp[:, 0]
+        return logp - logp.mean(axis=1, keepdims=True)
+
     def _latent(self, X):
-        # Internal callers use this, so hiding decision_function (as a test
-        # of sklearn's checks does) leaves prediction intact. A member
-        # model's: (n_members, n_samples).
-        return self._forward(self._check_X(X))[..., 0]
+        # A member model's: (n_members, n_samples).
+        return self._outputs(self._check_X(X))[..., 0]
 
     def _cumulative(self, eta):
         """``P(y <= classes_[k])`` for ``k < K - 1`` (a member model's averaged)."""
@@ -721,16 +785,18 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         cum = 1.0 / (1.0 + np.exp(-(cut - eta[..., None])))
         return cum.mean(axis=0) if eta.ndim == 2 else cum
 
-    def _member_log_proba(self, eta):
-        """Each member's log class probabilities, ``(M, n, K)``."""
-        eta, cut = torch.from_numpy(eta), torch.from_numpy(self.cutpoints_)
+    def _log_proba_of(self, eta):
+        """Log class probabilities of latent scores (a member axis kept)."""
+        eta, cut = torch.as_tensor(eta), torch.as_tensor(self.cutpoints_)
+        if eta.dim() == 1:
+            return cumulative_link_log_proba(eta, cut)
         return torch.stack(
             [cumulative_link_log_proba(e, c) for e, c in zip(eta, cut, strict=True)]
         )
 
-    def _member_proba(self, X):
-        """Each member's class probabilities: ``(n_members, n_samples, n_classes)``."""
-        return np.exp(self._member_log_proba(self._forward(X)[..., 0]).numpy())
+    def _member_proba(self, outputs):
+        """Class probabilities of network outputs, a leading member axis kept."""
+        return np.exp(self._log_proba_of(np.asarray(outputs)[..., 0]).numpy())
 
     def _codes_from_proba(self, proba):
         if self.prediction == "median":
@@ -781,12 +847,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             Computed stably from the latent score and the cut-points.
         """
         eta = self._latent(X)
+        logp = self._log_proba_of(eta)
         if eta.ndim == 2:
-            logp = self._member_log_proba(eta)
             return (torch.logsumexp(logp, dim=0) - np.log(len(eta))).numpy()
-        return cumulative_link_log_proba(
-            torch.from_numpy(eta), torch.from_numpy(self.cutpoints_)
-        ).numpy()
+        return logp.numpy()
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -854,3 +918,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+
+# Its public name: pickles, skops files and their trusted-type lists read
+# ``cr_sklearn.CROrdinalRegressor``, whatever the private module.
+CROrdinalRegressor.__module__ = "cr_sklearn"

@@ -1,16 +1,21 @@
-"""Safe persistence of fitted CR estimators: safetensors weights + JSON.
+"""The fitted state of a CR estimator as plain data, and safe files of it.
 
-``save_model`` writes one ``.safetensors`` file: the network's (and the
-loss's) tensors, and in the file's metadata a JSON document with the
-estimator's class name, parameters, fitted attributes, training history and
-the versions that wrote it. ``load_model`` reads it back without pickle or
-``torch.load``: it parses JSON and raw tensor bytes, checks the parameters
-and attributes, checks that the tensors in the file are the ones the
-parameters describe, and only then builds the network. No code from the file
-is ever executed, and the memory a file can make the loader use is bounded
-by the file's size.
+A fitted estimator's state is plain data: its parameters, its fitted
+attributes (numbers, strings, lists, numpy arrays), its training history
+and its tensors (the float64 network ``module_`` and the loss's, as numpy
+arrays). :func:`fitted_state` makes it and :func:`restore_state` checks it,
+every part, before anything is built from it, then rebuilds the estimator.
+The estimators' ``__getstate__``/``__setstate__`` go through them (pickle,
+``copy.deepcopy``, joblib, and skops, which then needs to trust only the
+estimator's class); ``save_model`` writes the same state as one
+``.safetensors`` file (the tensors as raw arrays, the rest as JSON in its
+metadata) and ``load_model`` reads it back without pickle or
+``torch.load``, through a bounded reader. No code from a file is ever
+executed, and the memory a file can make the loader use is bounded by the
+file's size.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -23,8 +28,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
-from ._base import BaseCR
-from ._classifier import CRClassifier
+from . import _networks
 from ._model_file import (
     MAX_HEADER_BYTES,
     MAX_PARSE_COST,
@@ -42,29 +46,36 @@ from ._model_file import (
     tensor_view,
     write_atomically,
 )
-from ._net_state import MODEL_PARTS, model_state
-from ._ordinal import CROrdinalRegressor
+from ._plan import hidden_sizes, resolve_plan
+from ._predict import PATHS
 from ._summaries import STREAM_ATTRIBUTES
 from ._utils import import_optional, resolve_device
 from ._version import __version__
 
-__all__ = ["load_model", "save_model"]
+__all__ = ["fitted_state", "load_model", "restore_state", "save_model"]
 
 _FORMAT = "cr_sklearn.safe"
 # 2: without an input encoding, the gradient-norm summaries measure each
 # column of X in units of its training standard deviation; in version 1 they
 # were by X in raw units (with an encoding, by the encoded columns in both).
-_FORMAT_VERSION = 2
+# 3: the tensors are the float64 network predictions come from (in 1 and 2,
+# the float32 network that trained, transform included).
+_FORMAT_VERSION = 3
 _METADATA_KEY = "cr_sklearn"
-# Rebuilt on load from the parameters and the tensors, never read as data.
-# The running partial_fit summaries are not saved: a loaded model starts anew.
-_DERIVED = frozenset(
-    {"net_", "module_", "_inference_module", "_built_network_params"}
-    | set(STREAM_ATTRIBUTES)
-)
-#: The estimator classes a model file may name (an explicit list: a file
-#: names a class, and only these are ever instantiated).
-ESTIMATORS = {cls.__name__: cls for cls in (CRClassifier, CROrdinalRegressor)}
+# Rebuilt from the parameters, the attributes and the tensors, never read as
+# data. The running partial_fit summaries are not saved: a loaded model
+# starts anew.
+_DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
+#: The parts of the state whose tensors define the fitted model.
+MODEL_PARTS = ("module", "criterion")
+
+
+def _estimators():
+    """The estimator classes a state may name: an explicit list."""
+    from ._classifier import CRClassifier
+    from ._ordinal import CROrdinalRegressor
+
+    return {cls.__name__: cls for cls in (CRClassifier, CROrdinalRegressor)}
 
 
 def _versions():
@@ -179,27 +190,29 @@ def save_model(estimator, path):
             "save_model saves one CR estimator, not a "
             f"{type(estimator).__name__}: save its CR step "
             "(save_model(pipeline[-1], path)) and rebuild the other steps in "
-            "code, or use joblib.dump for the whole pipeline if the file will "
-            "only ever be loaded by you (joblib runs code from the file)."
+            "code, or save the whole pipeline with skops.io (trusting the CR "
+            "estimator's class, see the persistence guide); joblib.dump also "
+            "saves it, for files only ever loaded by you (joblib runs code "
+            "from the file)."
         )
-    if not isinstance(estimator, BaseCR):
+    if type(estimator).__name__ not in _estimators() or not hasattr(
+        estimator, "_fit_model"
+    ):
         raise TypeError(
             "save_model saves cr_sklearn's CR estimators (CRClassifier, "
             f"CROrdinalRegressor); got {type(estimator).__name__}."
         )
-    check_is_fitted(estimator, "net_")
-    params = estimator.get_params(deep=False)
-    encoded_params = {k: encode(v, f"parameter {k}") for k, v in params.items()}
+    check_is_fitted(estimator, "module_")
+    state = fitted_state(estimator)
+    encoded_params = {
+        k: encode(v, f"parameter {k}") for k, v in state["params"].items()
+    }
     attributes = {
         name: encode(value, f"attribute {name}")
-        for name, value in vars(estimator).items()
-        if name not in params and name not in _DERIVED
+        for name, value in state["attributes"].items()
     }
-    net = estimator.net_
-    history = encode(_history_rows(net.history), "net_.history")
-    tensors = {}
-    for part, state in model_state(net).items():
-        tensors.update(_tensor_dict(part, state))
+    history = encode(state["history"], "net_.history")
+    tensors = {k: torch.from_numpy(v) for k, v in state["tensors"].items()}
     payload = json.dumps(
         {
             "format": _FORMAT,
@@ -211,6 +224,7 @@ def save_model(estimator, path):
             "history": history,
         }
     )
+    n_epochs = len(state["history"])
     # The tensor data section does not depend on the metadata: hash it from
     # a first serialisation, then write the digest next to the payload.
     draft = save_tensors(tensors, metadata={_METADATA_KEY: payload})
@@ -222,7 +236,7 @@ def save_model(estimator, path):
     ):
         raise ValueError(
             f"The model's metadata is too large to save ({n_header / 2**20:.1f} "
-            f"MiB, with a history of {len(net.history)} epochs): load_model "
+            f"MiB, with a history of {n_epochs} epochs): load_model "
             f"reads at most {MAX_HEADER_BYTES // 2**20} MiB of metadata. Fit "
             "with fewer epochs or fewer partial_fit calls (warm_start=False "
             "starts a new history) before saving."
@@ -246,9 +260,10 @@ def save_model(estimator, path):
 
 # -- loading -----------------------------------------------------------------
 def _estimator_class(value, name):
-    if not isinstance(value, str) or value not in ESTIMATORS:
+    estimators = _estimators()
+    if not isinstance(value, str) or value not in estimators:
         raise bad(name, f"unknown estimator class {value!r:.80}")
-    return ESTIMATORS[value]
+    return estimators[value]
 
 
 def _check_versions(versions, name):
@@ -324,7 +339,7 @@ def _check_classes(value, cls, name):
         raise bad(name, "classes_ holds repeated labels")
     # CRClassifier encodes labels by their sorted position; the ordinal
     # model keeps the order the user gave.
-    if cls is CRClassifier and not np.array_equal(unique, value):
+    if cls.__name__ == "CRClassifier" and not np.array_equal(unique, value):
         raise bad(name, "classes_ must be sorted for CRClassifier")
     return value
 
@@ -375,6 +390,7 @@ _REQUIRED_ATTRIBUTES = frozenset(
 )
 _OPTIONAL_ATTRIBUTES = frozenset(
     {
+        "_prediction_path",
         "feature_names_in_",
         "best_epoch_",
         "validation_scores_",
@@ -397,6 +413,7 @@ _OPTIONAL_ATTRIBUTES = frozenset(
 # Parameters added after files were written: a file without one loads with
 # the value that reproduces the behaviour of the version that wrote it.
 _PARAMS_ADDED = {
+    "dtype": "float32",
     "encoding_bins": None,
     "n_members": 1,
     "oob_score": False,
@@ -404,28 +421,30 @@ _PARAMS_ADDED = {
     "beta_2": 0.999,
 }
 _EARLY_STOPPING_MODES = ("off", "hold-out", "cv")
-_ORDINAL_ATTRIBUTES = frozenset({"cutpoints_", "_init_cutpoints"})
+_ORDINAL_ATTRIBUTES = frozenset({"cutpoints_"})
+# Written by earlier versions, read and dropped: a fit no longer keeps them.
+_DROPPED_ATTRIBUTES = frozenset({"_batch_size_", "_init_cutpoints"})
 
 
-def _check_attributes(cls, raw, name):
-    """Decode and validate the fitted attributes of a ``cls`` model file.
+def _check_attributes(cls, a, name):
+    """Validate the (decoded) fitted attributes of a ``cls`` state.
 
     Only the attributes the estimators write are accepted, each with the
     type, dtype and shape they have after ``fit``.
     """
-    if not isinstance(raw, dict):
+    if not isinstance(a, dict):
         raise bad(name, "missing fitted attributes")
-    required = _REQUIRED_ATTRIBUTES
-    if cls is CROrdinalRegressor:
-        required = required | _ORDINAL_ATTRIBUTES
-    allowed = required | _OPTIONAL_ATTRIBUTES
-    unknown = sorted(set(raw) - allowed)
+    ordinal = cls.__name__ == "CROrdinalRegressor"
+    required = _REQUIRED_ATTRIBUTES | (_ORDINAL_ATTRIBUTES if ordinal else set())
+    allowed = required | _OPTIONAL_ATTRIBUTES | _DROPPED_ATTRIBUTES
+    allowed |= _ORDINAL_ATTRIBUTES if ordinal else set()
+    unknown = sorted(set(a) - allowed, key=str)
     if unknown:
         raise bad(name, f"attribute name {unknown[0]!r:.80} is not allowed")
-    missing = sorted(required - set(raw))
+    missing = sorted(required - set(a))
     if missing:
         raise bad(name, f"missing fitted attributes {missing}")
-    a = {key: decode(value, name) for key, value in raw.items()}
+    a = {k: v for k, v in a.items() if k not in _DROPPED_ATTRIBUTES}
     n_features = a["n_features_in_"]
     if not is_int(n_features) or n_features < 1:
         raise bad(name, f"invalid n_features_in_ {n_features!r:.40}")
@@ -473,7 +492,9 @@ def _check_attributes(cls, raw, name):
     )
     if "feature_names_in_" in a:
         _check_feature_names(a["feature_names_in_"], n_features, name)
-    for key, low in (("_batch_size_", 1), ("_n_fit_calls", 0), ("_seed", 0)):
+    if "_prediction_path" in a and a["_prediction_path"] not in PATHS:
+        raise bad(name, f"_prediction_path must be one of {PATHS}")
+    for key, low in (("_n_fit_calls", 0), ("_seed", 0)):
         if key in a:
             a[key] = _check_int(a[key], key, name, low=low, high=2**63 - 1)
     if "device_" in a and not isinstance(a["device_"], str):
@@ -502,8 +523,7 @@ def _check_attributes(cls, raw, name):
         a["n_encoded_features_"] = _check_int(
             encoded, "n_encoded_features_", name, low=1, high=2**31 - 1
         )
-    _check_member_attributes(a, n_iter, len(classes), name)
-    if cls is CROrdinalRegressor:
+    if ordinal:
         k = len(classes) - 1
         cut = a["cutpoints_"]
         if isinstance(cut, np.ndarray) and cut.ndim == 2:  # one row per member
@@ -513,50 +533,69 @@ def _check_attributes(cls, raw, name):
             cut = a["cutpoints_"] = _float_vector(cut, k, "cutpoints_", name)
         if not (np.diff(cut, axis=-1) > 0).all():
             raise bad(name, "cutpoints_ must be strictly increasing")
-        a["_init_cutpoints"] = _float_vector(
-            a["_init_cutpoints"], k, "_init_cutpoints", name
-        )
     return a
 
 
-def _check_member_attributes(a, n_iter, n_classes, name):
-    """``best_epochs_``, ``oob_score_`` and ``oob_decision_function_``."""
+def _check_member_attributes(estimator, a, name):
+    """``best_epochs_``, ``oob_score_``, ``oob_decision_function_`` and cut-points.
+
+    Each must be what a fit with the estimator's ``n_members`` and
+    ``oob_score`` writes: one best epoch per member, out-of-fold fields only
+    with ``oob_score`` and members, an out-of-fold score in the range of
+    its metric, one row of cut-points per member.
+    """
+    n_iter, n_classes = a["n_iter_"], len(a["classes_"])
+    members = int(estimator.n_members)
     best = a.get("best_epochs_")
     if best is not None:
         if not (
             isinstance(best, np.ndarray)
-            and best.ndim == 1
-            and best.size >= 1
+            and best.shape == (members,)
             and best.dtype.kind in "iu"
             and ((best >= 1) & (best <= n_iter)).all()
         ):
-            raise bad(name, "best_epochs_ must be None or epochs within n_iter_")
+            raise bad(
+                name,
+                f"best_epochs_ must be None or {members} epoch(s) within n_iter_ "
+                "(one per member)",
+            )
         a["best_epochs_"] = best.astype(int)
+    oob = {"oob_score_", "oob_decision_function_"} & set(a)
+    if oob and not (members > 1 and estimator.oob_score):
+        raise bad(name, "out-of-fold attributes need n_members > 1 and oob_score")
+    if members > 1 and estimator.oob_score and len(oob) != 2:
+        raise bad(name, "oob_score=True without both out-of-fold attributes")
     if "oob_score_" in a:
-        a["oob_score_"] = _check_float(a["oob_score_"], "oob_score_", name)
-    oob = a.get("oob_decision_function_")
+        score = a["oob_score_"] = _check_float(a["oob_score_"], "oob_score_", name)
+        ordinal = "cutpoints_" in a
+        low, high = (-(n_classes - 1), 0.0) if ordinal else (0.0, 1.0)
+        if not low <= score <= high:
+            raise bad(name, f"oob_score_ must lie in [{low:g}, {high:g}]")
+    proba = a.get("oob_decision_function_")
     if "oob_decision_function_" in a and not (
-        isinstance(oob, np.ndarray)
-        and oob.dtype.kind == "f"
-        and oob.ndim == 2
-        and oob.shape[1] == n_classes
-        and np.isfinite(oob).all()
-        and ((oob >= 0) & (oob <= 1)).all()
+        isinstance(proba, np.ndarray)
+        and proba.dtype.kind == "f"
+        and proba.ndim == 2
+        and proba.shape[1] == n_classes
+        and np.isfinite(proba).all()
+        and ((proba >= 0) & (proba <= 1)).all()
+        and np.allclose(proba.sum(axis=1), 1.0, atol=1e-6)
     ):
         raise bad(
             name, "oob_decision_function_ must hold probabilities, one column a class"
         )
+    cut = a.get("cutpoints_")
+    if cut is not None and (cut.ndim == 2) != (members > 1):
+        raise bad(name, "cutpoints_ must have one row per member (n_members > 1)")
+    if cut is not None and cut.ndim == 2 and len(cut) != members:
+        raise bad(name, f"cutpoints_ must have {members} rows (n_members)")
 
 
 def _check_history(raw, n_iter, name):
     """A list of ``n_iter`` epoch rows: dicts of scalars (and batch lists)."""
     if not isinstance(raw, list) or len(raw) != n_iter:
         raise bad(name, "its history must be a list of n_iter_ epochs")
-    rows = raw
-    for i, encoded in enumerate(rows):
-        # Decoded in place, so the encoded and decoded forms of the whole
-        # history never coexist in memory.
-        row = rows[i] = decode(encoded, name)
+    for row in raw:
         if not isinstance(row, dict) or not all(isinstance(k, str) for k in row):
             raise bad(name, "a history entry is not a dict of named values")
         for key, value in row.items():
@@ -573,55 +612,79 @@ def _check_history(raw, n_iter, name):
                     raise bad(name, f"history value {key!r:.40} is not a scalar list")
             elif not _is_history_scalar(value):
                 raise bad(name, f"history value {key!r:.40} is not a scalar")
-    return rows
+    return raw
 
 
 def _is_history_scalar(value):
     return value is None or isinstance(value, (bool, int, float, str, np.generic))
 
 
-def _check_params(cls, raw, name):
-    """An unfitted ``cls`` with the file's parameters, validated as in ``fit``."""
-    if not isinstance(raw, dict):
+def _check_params(estimator, params, name):
+    """Set ``estimator``'s parameters to ``params``, validated as in ``fit``."""
+    if not isinstance(params, dict):
         raise bad(name, "missing parameters")
-    params = {k: decode(v, name) for k, v in raw.items()}
-    estimator = cls()
-    valid = set(estimator.get_params(deep=False))
+    params = dict(params)
+    valid = set(type(estimator)().get_params(deep=False))
     for key, value in _PARAMS_ADDED.items():
         params.setdefault(key, value)
     if set(params) != valid:
         raise ValueError(
             f"{name!r} has parameters that do not match "
-            f"{cls.__name__} in this cr_sklearn version: unknown "
+            f"{type(estimator).__name__} in this cr_sklearn version: unknown "
             f"{sorted(map(str, set(params) - valid))}, missing "
             f"{sorted(valid - set(params))}."
         )
-    if params.get("callbacks"):
-        raise bad(name, "it lists callbacks: callback objects are never loaded")
-    estimator.set_params(**params)
+    estimator.__dict__.update(params)
     try:
         estimator._validate_params()
-        estimator._hidden_sizes()
+        hidden_sizes(estimator.hidden_layer_sizes)
     except (TypeError, ValueError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
     return estimator
 
 
-def _expected_tensors(estimator, table, name):
+def _plan_of(estimator, name):
+    """The plan of the fitted network the parameters and attributes describe.
+
+    Only its network fields describe the model; the training fields are
+    resolved from the parameters, for the next fit's optimizer to start from.
+    """
+    with warnings.catch_warnings():
+        # What a fit would warn about was said when it ran.
+        warnings.simplefilter("ignore")
+        plan = resolve_plan(
+            estimator.get_params(deep=False),
+            1000,
+            estimator.n_features_in_,
+            estimator._n_outputs(),
+            device=estimator.device_,
+            incremental=False,
+            widest_fixed=estimator._auto_fixed_budget_max_features,
+        )
+    return dataclasses.replace(
+        plan,
+        encoding_bins=estimator.encoding_bins_,
+        dropout=estimator.dropout_,
+        stopping=getattr(estimator, "early_stopping_", plan.stopping),
+    )
+
+
+def _expected_tensors(estimator, plan, table, name, dtype):
     """Names, shapes and dtypes of the tensors the parameters describe.
 
     Built on torch's ``meta`` device, which allocates no memory, after
-    checking that the file holds a tensor for every layer and a slice of its
-    output weight for every member: neither huge widths, many layers nor
-    many members can make this cost more than the file does.
+    checking that the state holds a tensor for every layer and a slice of
+    its output weight for every member: neither huge widths, many layers
+    nor many members can make this cost more than the state does.
+    ``table`` maps each tensor's name to ``(dtype name, shape, ...)``.
     """
     n_module = sum(key.startswith("module.") for key in table)
     # Every layer, the output one included, has a weight and a bias.
-    if 2 * (len(estimator._hidden_sizes()) + 1) > n_module:
+    if 2 * (len(plan.hidden) + 1) > n_module:
         raise bad(name, "its parameters describe more layers than it has tensors")
-    # Members are built one by one: their count must be the file's own (the
+    # Members are built one by one: their count must be the state's own (the
     # leading axis of its output weight), not a number the parameters claim.
-    members = estimator._member_count()
+    members = plan.n_members if plan.n_members > 1 else None
     held = table.get("module.output.weight")
     held_members = held[1][0] if held is not None and len(held[1]) == 3 else None
     if members != held_members:
@@ -632,17 +695,26 @@ def _expected_tensors(estimator, table, name):
         )
     try:
         with torch.device("meta"):
-            parts = {
-                "module": estimator._make_module(
-                    estimator.n_features_in_, estimator._member_count()
-                ),
-                "criterion": estimator._make_criteria(estimator._member_count()),
-            }
+            module = _networks.build(
+                plan,
+                estimator.n_features_in_,
+                encoded=getattr(estimator, "n_encoded_features_", None),
+                n_members=members,
+                dtype=dtype,
+            )
+            criterion = estimator._make_criterion(None, None)
+            if members is not None:
+                from ._members import MemberCriterion
+
+                criterion = MemberCriterion(
+                    [estimator._make_criterion(None, None) for _ in range(members)]
+                )
+            criterion = criterion.to(_networks.torch_dtype(plan.dtype))
     except (TypeError, ValueError, IndexError, RuntimeError) as exc:
         raise bad(name, f"its attributes cannot describe a network ({exc})") from None
     expected = {}
-    for part, module in parts.items():
-        for key, tensor in module.state_dict().items():
+    for part, found in (("module", module), ("criterion", criterion)):
+        for key, tensor in found.state_dict().items():
             expected[f"{part}.{key}"] = (tuple(tensor.shape), tensor.dtype)
     return expected
 
@@ -666,17 +738,6 @@ def _check_table(table, expected, name):
                 f"tensor {key} has shape {file_shape} and dtype {file_dtype}; "
                 f"the network needs {shape} and {dtype}",
             )
-
-
-def _load_tensors(net, table, data, name):
-    for part in MODEL_PARTS:
-        prefix = part + "."
-        given = {
-            key[len(prefix) :]: tensor_view(data, entry, key, name)
-            for key, entry in table.items()
-            if key.startswith(prefix)
-        }
-        getattr(net, part + "_").load_state_dict(given, strict=True)
 
 
 def _resolved_network_params(estimator, name):
@@ -729,13 +790,9 @@ def _check_encoding(module, name):
 
 
 def _check_input_scaling(module, name):
-    """The network's own standardisation divides by scales a fit can set.
-
-    A fit keeps a scale of 1 for constant columns and for scales that
-    underflow in float32 (``_net_builder._positive_scale``).
-    """
+    """The network's standardisation divides by positive, normal scales."""
     scale = module.input_scale
-    if not bool((scale >= torch.finfo(torch.float32).tiny).all()):
+    if not bool((scale >= torch.finfo(torch.float64).tiny).all()):
         raise bad(
             name,
             "its network's input_scale holds zero, negative or subnormal "
@@ -745,9 +802,9 @@ def _check_input_scaling(module, name):
 
 def _check_loaded(estimator, name):
     """Invariants that need the loaded network: scaling, encoding, cut-points."""
-    _check_input_scaling(estimator.net_.module_, name)
-    _check_encoding(estimator.net_.module_, name)
-    if isinstance(estimator, CROrdinalRegressor):
+    _check_input_scaling(estimator.module_, name)
+    _check_encoding(estimator.module_, name)
+    if hasattr(estimator, "cutpoints_"):
         with torch.no_grad():
             cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
         same_shape = cut.shape == np.shape(estimator.cutpoints_)
@@ -755,6 +812,188 @@ def _check_loaded(estimator, name):
             cut, estimator.cutpoints_, rtol=1e-6, atol=1e-6
         ):
             raise bad(name, "cutpoints_ differ from the cut-points of its tensors")
+
+
+def _plain_tensors(value):
+    """Tensors anywhere in ``value`` (dicts, lists) as numpy arrays."""
+    if torch.is_tensor(value):
+        return value.detach().cpu().numpy()
+    if isinstance(value, dict):
+        return {k: _plain_tensors(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_plain_tensors(v) for v in value)
+    return value
+
+
+def _torch_tensors(value):
+    """The inverse of :func:`_plain_tensors` for an optimizer state."""
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value.copy())
+    if isinstance(value, dict):
+        return {k: _torch_tensors(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_torch_tensors(v) for v in value)
+    return value
+
+
+def fitted_state(estimator, *, optimizer=False):
+    """The fitted state of a CR estimator as plain data and numpy arrays.
+
+    A dict: the format, the class name, the versions, ``params``
+    (``get_params(deep=False)``), ``attributes`` (the fitted ones, not the
+    derived network objects), ``history`` (one row per epoch) and
+    ``tensors`` (``module.*``: the float64 network; ``criterion.*``: the
+    loss's, e.g. ordinal cut-points). With ``optimizer``, also the
+    optimizer's state (Adam's moments), for ``partial_fit`` to continue.
+    """
+    params = estimator.get_params(deep=False)
+    attributes = {
+        name: value
+        for name, value in vars(estimator).items()
+        if name not in params and name not in _DERIVED and name != "_sklearn_version"
+    }
+    tensors = {}
+    for part, module in (
+        ("module", estimator.module_),
+        ("criterion", estimator.net_.criterion_),
+    ):
+        for key, value in module.state_dict().items():
+            tensors[f"{part}.{key}"] = value.detach().cpu().numpy().copy()
+    state = {
+        "format": _FORMAT,
+        "format_version": _FORMAT_VERSION,
+        "estimator": type(estimator).__name__,
+        "versions": _versions(),
+        "params": params,
+        "attributes": attributes,
+        "history": _history_rows(estimator.net_.history),
+        "tensors": tensors,
+    }
+    if optimizer:
+        state["optimizer"] = _plain_tensors(estimator.net_.optimizer_.state_dict())
+    return state
+
+
+def _array_table(tensors):
+    """``{name: (dtype, shape, 0, 0)}`` of numpy arrays, as a file's table reads."""
+    table = {}
+    for key, value in tensors.items():
+        if not isinstance(value, np.ndarray):
+            table[key] = (None, (), 0, 0)
+            continue
+        table[key] = (value.dtype, tuple(value.shape), 0, 0)
+    return table
+
+
+def _state_tensors(state, name):
+    """The reader of a :func:`fitted_state`'s numpy arrays (see restore_state)."""
+
+    def read(estimator, plan, dtype):
+        raw = state.get("tensors")
+        if not isinstance(raw, dict):
+            raise bad(name, "it holds no tensors")
+        table = _array_table(raw)
+        _check_table(
+            table, _expected_tensors(estimator, plan, table, name, dtype), name
+        )
+        return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in raw.items()}
+
+    return read
+
+
+def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
+    """Check a :func:`fitted_state` and rebuild ``estimator`` from it.
+
+    ``estimator`` is an empty instance of the state's class. Everything is
+    checked before a network is built (see :func:`load_model`).
+    ``read_tensors(estimator, plan, dtype)`` returns the tensors by name
+    once it has checked them against the network the parameters describe;
+    by default, the state's own numpy arrays. Raises a ``ValueError``
+    naming ``name`` on any inconsistency.
+    """
+    if not isinstance(state, dict):
+        raise bad(name, "its state is not a dict")
+    version = state.get("format_version")
+    if not is_int(version) or version < 1:
+        raise bad(name, f"format_version {version!r:.40} is not a version (1, 2, ...)")
+    if version > _FORMAT_VERSION:
+        raise ValueError(
+            f"{name!r} uses model format version {version!r:.40}; this "
+            f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."
+        )
+    if state.get("estimator") != type(estimator).__name__:
+        raise bad(
+            name,
+            f"it holds a {state.get('estimator')!r:.80}, not a "
+            f"{type(estimator).__name__}",
+        )
+    cls = type(estimator)
+    _check_params(estimator, state.get("params"), name)
+    attributes = _check_attributes(cls, state.get("attributes"), name)
+    if version < 2 and attributes.get("encoding_bins_") is None:
+        warnings.warn(
+            f"{name!r} uses model format version {version}: without an input "
+            "encoding, its gradient-norm summaries (gradient_norm_mean_, "
+            "gradient_norm_quantiles_, and input_sensitivity, which divides "
+            "by the mean) were measured by X in raw units, not with each "
+            "column in units of its training standard deviation as this "
+            "version measures them. Predictions are unaffected; refit the "
+            "model to compare these summaries with a current model's.",
+            UserWarning,
+            stacklevel=3,
+        )
+    history = _check_history(state.get("history"), attributes["n_iter_"], name)
+    for key, value in attributes.items():
+        setattr(estimator, key, value)
+    try:
+        class_weights_ok = estimator._class_weight_of(np.zeros(0, dtype=int))
+        del class_weights_ok
+    except (TypeError, ValueError) as exc:
+        raise bad(name, f"invalid parameters ({exc})") from None
+    estimator.device_ = resolve_device(device)
+    _resolved_network_params(estimator, name)
+    estimator.n_encoded_features_ = getattr(estimator, "n_encoded_features_", None)
+    plan = _plan_of(estimator, name)
+    # Before format 3, the file held the float32 network that trained.
+    dtype = torch.float64 if version >= 3 else torch.float32
+    read_tensors = read_tensors or _state_tensors(state, name)
+    tensors = read_tensors(estimator, plan, dtype)
+    _check_member_attributes(estimator, attributes, name)
+    # Building draws initial weights: the caller's random streams stay as
+    # they are.
+    with torch.random.fork_rng(devices=[]):
+        module = _networks.build(
+            plan,
+            estimator.n_features_in_,
+            encoded=estimator.n_encoded_features_,
+            n_members=plan.n_members if plan.n_members > 1 else None,
+        ).to(estimator.device_)
+    given = {
+        k[len("module.") :]: v for k, v in tensors.items() if k.startswith("module.")
+    }
+    module.load_state_dict(given, strict=True)
+    for p in module.parameters():
+        p.requires_grad_(False)
+    estimator.module_ = module.eval()
+    estimator._plan = plan
+    estimator._built = plan.network_values()
+    estimator.net_ = estimator._rebuild_net()
+    given = {
+        k[len("criterion.") :]: v
+        for k, v in tensors.items()
+        if k.startswith("criterion.")
+    }
+    estimator.net_.criterion_.load_state_dict(given, strict=True)
+    estimator.net_.history = History(history)
+    if "optimizer" in state:
+        try:
+            estimator.net_.optimizer_.load_state_dict(
+                _torch_tensors(state["optimizer"])
+            )
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise bad(name, f"its optimizer state does not fit ({exc})") from None
+    _check_loaded(estimator, name)
+    return estimator
 
 
 def load_model(path, *, device="cpu"):
@@ -863,53 +1102,40 @@ def load_model(path, *, device="cpu"):
     del payload_text
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
         raise bad(name, "unknown format")
-    version = payload.get("format_version")
-    if not is_int(version) or version < 1:
-        # A number no release wrote (0, -1, true, "1", 1.0): a damaged file,
-        # not a newer format.
-        raise bad(name, f"format_version {version!r:.40} is not a version (1, 2, ...)")
-    if version > _FORMAT_VERSION:
-        raise ValueError(
-            f"{name!r} uses model format version {version!r:.40}; this "
-            f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."
-        )
-    _check_versions(payload.get("versions"), name)
     cls = _estimator_class(payload.get("estimator"), name)
-    estimator = _check_params(cls, payload.get("params"), name)
-    attributes = _check_attributes(cls, payload.get("attributes"), name)
-    if version < 2 and attributes.get("encoding_bins_") is None:
-        warnings.warn(
-            f"{name!r} uses model format version {version}: without an input "
-            "encoding, its gradient-norm summaries (gradient_norm_mean_, "
-            "gradient_norm_quantiles_, and input_sensitivity, which divides "
-            "by the mean) were measured by X in raw units, not with each "
-            "column in units of its training standard deviation as this "
-            "version measures them. Predictions are unaffected; refit the "
-            "model to compare these summaries with a current model's.",
-            UserWarning,
-            stacklevel=2,
-        )
-    history = _check_history(payload.get("history"), attributes["n_iter_"], name)
+    version = payload.get("format_version")
+    if is_int(version) and 1 <= version <= _FORMAT_VERSION:
+        _check_versions(payload.get("versions"), name)
+    raw_params = payload.get("params")
+    raw_attributes = payload.get("attributes")
+    history = payload.get("history")
+    if isinstance(history, list):
+        for i, encoded in enumerate(history):
+            # Decoded in place, so the encoded and decoded forms of the whole
+            # history never coexist in memory.
+            history[i] = decode(encoded, name)
+    state = {
+        "format_version": version,
+        "estimator": payload.get("estimator"),
+        "params": None
+        if not isinstance(raw_params, dict)
+        else {k: decode(v, name) for k, v in raw_params.items()},
+        "attributes": None
+        if not isinstance(raw_attributes, dict)
+        else {k: decode(v, name) for k, v in raw_attributes.items()},
+        "history": history,
+    }
+    if isinstance(state["params"], dict) and state["params"].get("callbacks"):
+        raise bad(name, "it lists callbacks: callback objects are never loaded")
     del payload
-    for key, value in attributes.items():
-        setattr(estimator, key, value)
-    try:
-        estimator._check_class_weight()
-    except (TypeError, ValueError) as exc:
-        raise bad(name, f"invalid parameters ({exc})") from None
-    estimator.device_ = resolve_device(device)
-    _resolved_network_params(estimator, name)
+    estimator = cls.__new__(cls)
 
-    _check_table(table, _expected_tensors(estimator, table, name), name)
-    try:
-        net = estimator._rebuild_net()
-    except (AttributeError, TypeError, ValueError, IndexError) as exc:
-        raise bad(name, f"its attributes cannot rebuild the network ({exc})") from None
-    _load_tensors(net, table, data, name)
-    # The raw bytes are in the network now: free them before the float64
-    # inference copy is made.
-    del data
-    net.history = History(history)
-    estimator._set_net(net)
-    _check_loaded(estimator, name)
-    return estimator
+    def read_tensors(found, plan, dtype):
+        _check_table(table, _expected_tensors(found, plan, table, name, dtype), name)
+        return {
+            key: tensor_view(data, entry, key, name) for key, entry in table.items()
+        }
+
+    return restore_state(
+        estimator, state, name, device=device, read_tensors=read_tensors
+    )

@@ -10,6 +10,8 @@ uniform reservoir sample of those rows (at most ``RESERVOIR_ROWS``).
 
 import numpy as np
 
+from ._transform import is_constant, mean_and_scale
+
 __all__ = []
 
 #: Rows kept to summarise a stream of ``partial_fit`` calls.
@@ -77,11 +79,14 @@ def set_summaries(estimator, X, *, incremental, seed):
     X64 = np.asarray(X, dtype=np.float64)
     if incremental:
         rows, mean, scale = _update_stream(estimator, X64, seed)
+        # Spread within the rounding error of the mean is no spread.
+        scale = np.array(scale, dtype=np.float64)
+        constant = is_constant(scale**2, mean, estimator._stream_count)
+        scale[constant | ~(scale > 0)] = 1.0
     else:
         _reset_stream(estimator)
-        rows, mean, scale = X64, X64.mean(axis=0), X64.std(axis=0)
-    scale = np.array(scale, dtype=np.float64)
-    scale[~(scale > 0)] = 1.0
+        rows = X64
+        mean, scale = mean_and_scale(X64)
     estimator.input_mean_ = mean
     estimator.input_scale_ = scale
     # The norms input_sensitivity divides: by the columns the first layer

@@ -255,7 +255,13 @@ def _response(estimator, response_method):
 
     def function(X):
         out = np.asarray(method(X), dtype=np.float64)
-        return out.reshape(out.shape[0], -1)
+        out = out.reshape(out.shape[0], -1)
+        if response_method == "decision_function" and out.shape[1] > 1:
+            # One score per class: centred, as the log-probabilities are,
+            # so a shift that every class shares (which the probabilities
+            # ignore) does not move the gradient.
+            out = out - out.mean(axis=1, keepdims=True)
+        return out
 
     return function
 
@@ -304,10 +310,12 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
         ``decision_function`` if the estimator has one, else ``"log_proba"``
         (the log-odds for two classes, centred log-probabilities otherwise,
         so that tau is on the logit scale like a CR network's), else
-        ``predict``. ``"predict_proba"`` uses the probability of the positive
-        class for two classes, all columns otherwise. Ignored for CR
-        estimators, whose output is their logits (or latent score, for
-        :class:`~cr_sklearn.CROrdinalRegressor`), as ``decision_function``.
+        ``predict``; several decision scores (one per class) are centred
+        over the classes too. ``"predict_proba"`` uses the probability of
+        the positive class for two classes, all columns otherwise. Ignored
+        for CR estimators, whose output is their logits (centred over the
+        classes with more than two) or, for
+        :class:`~cr_sklearn.CROrdinalRegressor`, their latent score.
     step : float, default=1e-3
         Relative finite-difference step (see above): finite, at least 1e-12.
     scale : float or array-like of shape (n_final_features,), default=None

@@ -13,8 +13,8 @@ from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 
 __all__ = []
 
-# Training runs in float32 (max 3.4e38): larger inputs would overflow while
-# centring, scaling or in the first layer.
+# Larger inputs would overflow the standardisation's squares, or the float32
+# layers of a model fitted without standardisation.
 MAX_ABS_TRAINING_INPUT = 1e30
 
 
@@ -207,6 +207,41 @@ def check_finite_rows(values, what):
     return values
 
 
+def _is_numeric_column(dtype):
+    """Whether a DataFrame column's dtype holds numbers (bools included)."""
+    is_numeric = getattr(dtype, "is_numeric", None)
+    if callable(is_numeric):  # polars
+        return bool(is_numeric()) or str(dtype) == "Boolean"
+    try:
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    except ImportError:  # no pandas: let numpy's conversion decide
+        return True
+    return is_numeric_dtype(dtype) or is_bool_dtype(dtype)
+
+
+def check_numeric_columns(X):
+    """Refuse a DataFrame with non-numeric columns, naming them.
+
+    numpy's conversion would fail on the first string without saying which
+    column holds it.
+    """
+    columns, dtypes = getattr(X, "columns", None), getattr(X, "dtypes", None)
+    if columns is None or dtypes is None:
+        return
+    bad = [
+        str(name)
+        for name, dtype in zip(list(columns), list(dtypes), strict=False)
+        if not _is_numeric_column(dtype)
+    ]
+    if bad:
+        shown = ", ".join(repr(b) for b in bad[:10]) + (" ..." if len(bad) > 10 else "")
+        raise ValueError(
+            f"X has non-numeric columns ({shown}): CR estimators read numbers. "
+            "Encode them first, e.g. with a ColumnTransformer holding a "
+            "OneHotEncoder for these columns, in a Pipeline before the estimator."
+        )
+
+
 def check_training_range(X):
     """Reject features too large for float32 training, naming the columns."""
     max_abs = np.abs(X).max(axis=0) if X.size else np.zeros(X.shape[1])
@@ -215,7 +250,7 @@ def check_training_range(X):
         raise ValueError(
             f"X contains values too large to train on: |x| up to "
             f"{max_abs[cols].max():.3g} in column(s) {cols[:10].tolist()} "
-            f"(limit {MAX_ABS_TRAINING_INPUT:.0e}; training runs in float32). "
+            f"(limit {MAX_ABS_TRAINING_INPUT:.0e}). "
             "Rescale these features, e.g. with np.log1p or "
             "sklearn.preprocessing.RobustScaler."
         )

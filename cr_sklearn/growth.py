@@ -65,13 +65,13 @@ def _check_residual(estimator):
             "Expected a cr_sklearn estimator (CRClassifier, CROrdinalRegressor), "
             f"got {type(estimator).__name__}."
         )
-    check_is_fitted(estimator, "net_")
-    if getattr(estimator.net_.module_, "n_members", None) is not None:
+    check_is_fitted(estimator, "module_")
+    if getattr(estimator.module_, "n_members", None) is not None:
         raise ValueError(
             "Growth changes one network: a model of n_members > 1 cross-fitted "
             "members cannot be grown. Fit with n_members=1."
         )
-    network = _residual_network(estimator.net_.module_)
+    network = _residual_network(estimator.module_)
     if network is None:
         raise ValueError(
             "Growth needs a residual network: fit the estimator with "
@@ -93,7 +93,7 @@ def _block_seed(estimator, network, kind, index, random_state):
 
 
 def _float64_copies(estimator):
-    module = copy.deepcopy(estimator.net_.module_).double().eval()
+    module = copy.deepcopy(estimator.module_).eval()
     criterion = copy.deepcopy(estimator.net_.criterion_).double().eval()
     for p in [*module.parameters(), *criterion.parameters()]:
         p.requires_grad_(False)
@@ -116,7 +116,7 @@ def _data_loss(estimator, X, y):
     -------
     float
     """
-    check_is_fitted(estimator, "net_")
+    check_is_fitted(estimator, "module_")
     module, criterion = _float64_copies(estimator)
     with torch.no_grad():
         data = estimator._training_data(X, y)
@@ -275,7 +275,7 @@ def expand_depth(
         )
     seed = _block_seed(estimator, network, "depth", position, random_state)
     expanded = copy.deepcopy(estimator)
-    net = _residual_network(expanded.net_.module_)
+    net = _residual_network(expanded.module_)
     blocks = [
         net.make_block(inner_width, seed=(seed + i) % _SEED_MAX)
         for i in range(n_blocks)
@@ -315,7 +315,7 @@ def expand_width(estimator, *, block, n_units=None, random_state=None):
         raise ValueError(f"n_units must be a positive integer, got {n_units!r}.")
     seed = _block_seed(estimator, network, "width", block, random_state)
     expanded = copy.deepcopy(estimator)
-    net = _residual_network(expanded.net_.module_)
+    net = _residual_network(expanded.module_)
     net.widen_block(block, n_units or net.width, seed=seed)
     return _after_change(expanded, net)
 
@@ -463,7 +463,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
 
     def _candidates(self, model, X, y, excluded):
         """Best ``(kind, site, signal, signals)`` under the growth rule, or None."""
-        network = _residual_network(model.net_.module_)
+        network = _residual_network(model.module_)
 
         def strongest(kind):
             signals = first_order_signal(
@@ -561,7 +561,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
                 "position": site,
                 "signal": signal,
                 "signals": signals,
-                "n_blocks": _residual_network(model.net_.module_).n_blocks,
+                "n_blocks": _residual_network(model.module_).n_blocks,
                 "hidden_layer_sizes": tuple(model.hidden_layer_sizes),
                 "train_loss": train_loss,
                 "valid_loss": None
@@ -624,7 +624,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         self.estimator_ = best_model
         self.growth_history_ = history
         self.stop_reason_ = stop
-        self.n_blocks_ = _residual_network(best_model.net_.module_).n_blocks
+        self.n_blocks_ = _residual_network(best_model.module_).n_blocks
         if hasattr(best_model, "classes_"):
             self.classes_ = best_model.classes_
         return self

@@ -10,7 +10,7 @@ importing this module does not need it.
 import numpy as np
 import torch
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._tau import gradient_norms, gradient_tail_ratio
 from ._utils import final_estimator, import_optional
@@ -179,8 +179,9 @@ class ActivationDisplay:
         if int(n_neurons) < 1 or int(n_points) < 2:
             raise ValueError("n_neurons must be >= 1 and n_points >= 2.")
         cr, Xt = _cr_estimator(estimator, X)
-        Xt = cr._check_X(Xt)
-        module = cr._inference_module
+        check_is_fitted(cr, "module_")
+        Xt = validate_data(cr, Xt, reset=False, dtype=np.float64)
+        module = cr.module_
         if getattr(module, "n_members", None) is not None:
             raise ValueError(
                 "ActivationDisplay plots the activations of one network; this "

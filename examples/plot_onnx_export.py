@@ -17,8 +17,9 @@ that :meth:`~cr_sklearn.CRClassifier.predict_proba` applies:
   of ``n_members``), and ``predict_proba`` averages the members'
   probabilities.
 
-The module computes in float32, so the ONNX graph takes float32 input. Put
-the module in evaluation mode before exporting (dropout off). The graph is
+The module is the float64 network ``predict_proba`` itself runs (in
+evaluation mode after ``fit``: dropout off), so the ONNX graph takes
+float64 input and computes what ``predict_proba`` computes. The graph is
 evaluated here with onnxruntime when it is installed, else with the
 reference evaluator of the ``onnx`` package, and compared with
 ``predict_proba``.
@@ -81,8 +82,9 @@ class Probabilities(torch.nn.Module):
         return proba
 
 
-example = torch.tensor(X_test[:2], dtype=torch.float32)
-model = Probabilities(clf.module_, example)
+example = torch.tensor(X_test[:2], dtype=torch.float64)
+# In eval mode: exporters restore the mode of the module they are given.
+model = Probabilities(clf.module_, example).eval()
 buffer = io.BytesIO()
 # The TorchScript exporter (dynamo=False) traces the module as it runs;
 # torch.export, behind the default dynamo=True, does not trace the module's
@@ -103,7 +105,7 @@ print(f"ONNX graph: {len(buffer.getvalue()) / 1024:.0f} KiB")
 # --------------------
 # onnxruntime where it is installed; otherwise the reference evaluator of
 # the ``onnx`` package (slower, plain Python, the same graph).
-inputs = {"x": X_test.astype(np.float32)}
+inputs = {"x": X_test.astype(np.float64)}
 if importlib.util.find_spec("onnxruntime") is not None:
     import onnxruntime
 
@@ -119,7 +121,7 @@ elif importlib.util.find_spec("onnx") is not None:
     runner = "onnx.reference"
 else:  # neither installed: the exported wrapper itself, in torch
     with torch.no_grad():
-        proba_onnx = model(torch.tensor(X_test, dtype=torch.float32)).numpy()
+        proba_onnx = model(torch.tensor(X_test, dtype=torch.float64)).numpy()
     runner = "torch (install onnx to evaluate the graph)"
 
 proba = clf.predict_proba(X_test)
@@ -127,7 +129,7 @@ gap = np.abs(proba_onnx - proba).max()
 print(f"{runner}: largest difference from predict_proba {gap:.1e}")
 
 # %%
-# The two agree to float32 rounding.
+# The two agree to float64 rounding.
 fig, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
 for k, name in enumerate(clf.classes_):
     ax.scatter(proba[:, k], proba_onnx[:, k], s=14, label=f"class {name}")

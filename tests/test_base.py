@@ -43,12 +43,12 @@ def test_verbose_0_prints_nothing(pima, capsys):
 def test_verbose_2_adds_a_batch_progress_bar(pima, capsys):
     pytest.importorskip("tqdm")
     X, y = pima
-    # 691 training rows in batches of 200 and 77 validation rows: 4 + 1
-    # batches an epoch (tqdm writes the bar to stderr).
+    # 691 training rows in batches of 200: 4 batches an epoch (the held-out
+    # rows are scored by the stopping callback; tqdm writes to stderr).
     clf = CRClassifier((4,), max_iter=2, early_stopping=True, verbose=2)
     clf.set_params(random_state=0).fit(X, y)
     captured = capsys.readouterr()
-    assert re.search(r"\d+/5 \[", captured.err)
+    assert re.search(r"\d+/4 \[", captured.err)
     assert "valid_score" in captured.out
 
 
@@ -219,7 +219,7 @@ def test_warm_start_builds_net_and_objective_from_current_parameters():
     assert net.optimizer_.param_groups[0]["lr"] == pytest.approx(2e-2)
     assert net.batch_size == 32
     stopping = dict(net.callbacks_)["early_stopping"]
-    assert (stopping.patience, stopping.threshold) == (3, 0.25)
+    assert (stopping.patience, stopping.tol) == (3, 0.25)
 
 
 def test_warm_start_runs_new_callbacks_and_verbosity(capsys):
@@ -247,7 +247,7 @@ def test_warm_start_runs_new_callbacks_and_verbosity(capsys):
         ("hidden_layer_sizes", (9,)),
         ("activation", "relu"),
         ("degree", 2),
-        ("dropout", 0.3),
+        ("dropout", 0.2),
         ("spectral_norm", True),
         ("standardize", False),
     ],
@@ -345,14 +345,20 @@ def test_ordinal_early_stopping_restores_weights_and_cutpoints_together():
     best = est.best_epoch_
     assert best is not None and best < est.n_iter_
     np.testing.assert_array_equal(est.cutpoints_, record.cutpoints[best - 1].double())
-    for k, v in est.module_.state_dict().items():
+    for k, v in est.net_.module_.state_dict().items():
         torch.testing.assert_close(v, record.weights[best - 1][k], rtol=0, atol=0)
+    # The fitted float64 network holds exactly those weights.
+    for k, v in est.net_.module_.state_dict().items():
+        if k not in ("input_mean", "input_scale"):
+            torch.testing.assert_close(
+                est.module_.state_dict()[k], v.double(), rtol=0, atol=0
+            )
     # The returned model's validation loss is the selected epoch's.
-    valid = est.net_.valid_dataset_
+    X_held, y_held, _ = dict(est.net_.callbacks_)["early_stopping"].data
     with torch.no_grad():
         est.net_.module_.eval()
-        output = est.net_.module_(valid.X["X"])
-        loss = est.net_.criterion_(output, valid.y).mean().item()
+        output = est.net_.module_(X_held)
+        loss = est.net_.criterion_(output, y_held).mean().item()
     assert loss == pytest.approx(est.net_.history[best - 1, "valid_loss"], rel=1e-5)
 
 

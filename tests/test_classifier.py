@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from conftest import FAST
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -23,8 +24,12 @@ from cr_sklearn import CRClassifier
 
 def _feature_gradient_norms(clf, X):
     """Norms of the Jacobian with respect to ``X``, each column in units of
-    its training standard deviation (through any input encoding)."""
-    return np.linalg.norm(clf.jacobian(X) * clf.input_scale_, axis=(1, 2))
+    its training standard deviation (through any input encoding); several
+    logits' Jacobians centred over the classes first."""
+    jac = clf.jacobian(X)
+    if jac.shape[1] > 1:
+        jac = jac - jac.mean(axis=1, keepdims=True)
+    return np.linalg.norm(jac * clf.input_scale_, axis=(1, 2))
 
 
 def _finite_difference_jacobian(decision, X, step=1e-5):
@@ -118,7 +123,10 @@ def test_fitted_attributes(fitted_pima):
     assert np.isfinite(clf.loss_curve_).all()
     assert len(clf.validation_scores_) == clf.n_iter_
     assert clf.best_validation_score_ == max(clf.validation_scores_)
-    assert clf.module_ is clf.net_.module_
+    # The fitted float64 network (eval mode) holds the trained layers.
+    assert next(clf.module_.parameters()).dtype == torch.float64
+    assert not clf.module_.training
+    assert next(clf.net_.module_.parameters()).dtype == torch.float32
     assert clf.gradient_norm_quantiles_.shape == (101,)
 
 

@@ -94,7 +94,7 @@ def test_cuda_fit_keeps_tensors_on_device_and_returns_numpy(data):
 def test_cuda_matches_cpu_for_the_same_weights(data, n_projections):
     X, y = data
     clf = CRClassifier(device="cuda", n_projections=n_projections, **FAST).fit(X, y)
-    module = copy.deepcopy(clf._inference_module).cpu()
+    module = copy.deepcopy(clf.module_).cpu()
     x = torch.tensor(X)
     with torch.no_grad():
         np.testing.assert_allclose(

@@ -37,7 +37,7 @@ def fitted(data):
 
 def _grad_norm_of_block(estimator, X, y, params_of):
     """Oracle: gradient norm of the float64 data loss w.r.t. chosen parameters."""
-    module = estimator._inference_module
+    module = estimator.module_
     criterion = estimator.net_.criterion_.double()
     codes = torch.as_tensor(np.searchsorted(estimator.classes_, y))
     params = params_of(_residual_network(module))
@@ -99,11 +99,10 @@ def test_signal_vanishes_when_the_loss_is_flat_in_the_block(fitted, data):
     X, _ = data
     y = np.tile([0, 1], len(X) // 2)
     clf = CRClassifier(**RESIDUAL).fit(X, y)
-    net = clf.net_.module_
+    net = clf.module_
     with torch.no_grad():
         net.output.weight.zero_()
         net.output.bias.zero_()
-    clf._refresh_inference_module()
     assert first_order_signal(clf, X, y).max() < 1e-12
 
 

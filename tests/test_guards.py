@@ -93,7 +93,9 @@ def _one_step(est, X, y):
     net.history.new_epoch()
     net.history.new_batch()
     before = {k: v.clone() for k, v in net.module_.state_dict().items()}
-    batch = ({"X": torch.as_tensor(X, dtype=torch.float32)}, torch.as_tensor(y))
+    # The layers train on the fitted transform's output, in float32.
+    H = est.module_.transform_input(torch.as_tensor(X, dtype=torch.float64))
+    batch = ({"X": H.float()}, torch.as_tensor(y))
     net.train_step(batch)
     after = net.module_.state_dict()
     changed = any(not torch.equal(before[k], after[k]) for k in before)

@@ -18,7 +18,7 @@ from sklearn.exceptions import NotFittedError
 from skorch.callbacks import Callback
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor, load_model, save_model
-from cr_sklearn._training import _CRNet
+from cr_sklearn._trainer import CRNet
 
 
 class _CtrlC(Callback):
@@ -140,7 +140,7 @@ def test_ctrl_c_in_the_first_epoch_of_a_warm_start(multiclass_data):
 
 def _ctrl_c_at_step(monkeypatch, step):
     """Raise KeyboardInterrupt in the ``step``-th training step from now on."""
-    original = _CRNet.train_step_single
+    original = CRNet.train_step_single
     calls = []
 
     def train_step_single(self, batch, **fit_params):
@@ -149,7 +149,7 @@ def _ctrl_c_at_step(monkeypatch, step):
             raise KeyboardInterrupt
         return original(self, batch, **fit_params)
 
-    monkeypatch.setattr(_CRNet, "train_step_single", train_step_single)
+    monkeypatch.setattr(CRNet, "train_step_single", train_step_single)
 
 
 def _assert_unfitted(model, X):

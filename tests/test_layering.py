@@ -87,7 +87,8 @@ def test_the_layers_are_found():
     assert {p.name for p in ESTIMATOR_FILES} >= {
         "_base.py",
         "_classifier.py",
-        "_training.py",
+        "_plan.py",
+        "_trainer.py",
     }
 
 

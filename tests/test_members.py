@@ -1,231 +1,355 @@
-"""The member axis: a member stack computes what its members compute."""
+"""Cross-fitted members: n_members, the out-of-fold epoch and oob_score."""
 
-import itertools
+import copy
 
+import numpy as np
 import pytest
 import torch
+from conftest import FAST
+from sklearn.datasets import make_classification
+from skorch.callbacks import Callback
 
-from cr_sklearn.nn import (
-    CORALLoss,
-    CRNetwork,
-    CumulativeLinkLoss,
-    ResidualCRNetwork,
-    local_dreg,
-    stream_dreg,
-)
-from cr_sklearn.nn._members import MemberLinear
+import cr_sklearn._members as members
+from cr_sklearn import CRClassifier, CROrdinalRegressor, DepthGrowth
+from cr_sklearn._members import member_folds, member_rows
 
-
-def _perturbed_networks(n, cls=CRNetwork, **kwargs):
-    torch.manual_seed(0)
-    nets = [cls(5, 3, **kwargs) for _ in range(n)]
-    for net in nets:
-        if net.encoding is not None:
-            net.encoding.set_edges([torch.linspace(-2, 2, 5)] * 5)
-        with torch.no_grad():
-            for p in net.parameters():
-                p.add_(0.1 * torch.randn_like(p))
-    return nets
+MEMBERS = {**FAST, "n_members": 3}
+# FAST's 20 epochs end while the members still improve: a warning by design.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
-CASES = list(
-    itertools.product(
-        [CRNetwork, ResidualCRNetwork],
-        ["poly", "gelu"],
-        [None, 20],
-        [None, torch.tensor([0, 3, 7])],
-        ["exact", 3],
+def _data(n=150, n_classes=2, seed=0):
+    X, y = make_classification(
+        n_samples=n,
+        n_features=5,
+        n_informative=3,
+        n_redundant=0,
+        n_classes=n_classes,
+        random_state=seed,
     )
-)
+    return X, y
 
 
-@pytest.mark.parametrize(("cls", "activation", "encoded", "rows", "directions"), CASES)
-def test_stack_matches_members(cls, activation, encoded, rows, directions):
-    nets = _perturbed_networks(
-        3,
-        cls,
-        hidden_layer_sizes=(7, 6, 5),
-        activation=activation,
-        encoded_features=encoded,
-    )
-    stacked = cls.stack(nets)
-    assert stacked.n_members == 3
-    x = torch.randn(11, 5)
-    if directions != "exact":
-        n_rows = 11 if rows is None else len(rows)
-        directions = torch.randn(n_rows, 3, nets[0].stream_width)
-    result = stacked.forward_stream(x, directions, rows=rows)
-    total = 0.0
-    for m, net in enumerate(nets):
-        single = net.forward_stream(x, directions, rows=rows)
-        torch.testing.assert_close(result.output[m], single.output)
-        for a, b in zip(result.jacobians, single.jacobians, strict=True):
-            torch.testing.assert_close(a[m], b)
-        for a, b in zip(result.derivatives, single.derivatives, strict=True):
-            torch.testing.assert_close(a[m], b)
-        loss = single.output.square().mean() + stream_dreg(single) + local_dreg(single)
-        loss.backward()
-        total += loss.item()
-    # Penalties and per-member losses add up over the member axis.
-    loss = (
-        result.output.square().mean(dim=(1, 2)).sum()
-        + stream_dreg(result)
-        + local_dreg(result)
-    )
-    assert loss.item() == pytest.approx(total, rel=1e-5)
-    loss.backward()
-    for name, p in stacked.named_parameters():
-        for m, net in enumerate(nets):
-            grad = p.grad[:, m, 0] if name.endswith("coefficients") else p.grad[m]
-            expected = dict(net.named_parameters())[name].grad
-            torch.testing.assert_close(
-                grad.reshape(expected.shape), expected, atol=1e-5, rtol=1e-4
-            )
+def _ordinal_data(n=150, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n), [-1, 0, 1])
+    return X, y
 
 
-@pytest.mark.parametrize("cls", [CRNetwork, ResidualCRNetwork])
-@pytest.mark.parametrize("encoded", [None, 20])
-def test_inference_paths_match_members(cls, encoded):
-    nets = _perturbed_networks(
-        4, cls, hidden_layer_sizes=(8, 8), encoded_features=encoded
-    )
-    stacked = cls.stack(nets).eval()
-    x = torch.randn(9, 5, dtype=torch.float64)
-    stacked.double()
-    with torch.no_grad():
-        values = stacked(x)
-    assert values.shape == (4, 9, 3)
-    if hasattr(stacked, "predict_values"):
-        torch.testing.assert_close(stacked.predict_values(x), values)
-    for m, net in enumerate(nets):
-        net.double().eval()
-        if hasattr(net, "predict_values"):
-            torch.testing.assert_close(values[m], net.predict_values(x))
-        for mode in ("forward", "reverse"):
-            torch.testing.assert_close(
-                stacked.input_jacobian(x, mode=mode)[m],
-                net.input_jacobian(x, mode=mode),
-            )
-        # Without gradients, the reverse Jacobian of the folded plan.
-        with torch.no_grad():
-            torch.testing.assert_close(
-                stacked.input_jacobian(x, mode="reverse")[m],
-                net.input_jacobian(x, mode="reverse"),
-            )
+def _fixed_folds(monkeypatch, fold):
+    """Make every member fit use ``fold`` as its folds."""
+    monkeypatch.setattr(members, "member_folds", lambda y, k, seed: fold.copy())
 
 
-def test_member_round_trip_and_stack_checks():
-    nets = _perturbed_networks(2, hidden_layer_sizes=(6,), encoded_features=20)
-    stacked = CRNetwork.stack(nets)
-    x = torch.randn(4, 5)
-    for m, net in enumerate(nets):
-        torch.testing.assert_close(stacked.member(m)(x), net(x), rtol=0, atol=0)
-    with pytest.raises(IndexError, match="out of range"):
-        stacked.member(2)
-    with pytest.raises(ValueError, match="n_members"):
-        nets[0].member(0)
-    other = CRNetwork(5, 3, hidden_layer_sizes=(7,))
-    with pytest.raises(ValueError, match="same arguments"):
-        CRNetwork.stack([nets[0], other])
-    with pytest.raises(TypeError, match="single"):
-        CRNetwork.stack([stacked])
-    shifted = _perturbed_networks(1, hidden_layer_sizes=(6,), encoded_features=20)[0]
-    shifted.set_input_scaling(torch.ones(5), torch.ones(5))
-    with pytest.raises(ValueError, match="share"):
-        CRNetwork.stack([nets[0], shifted])
+def _member_states(model):
+    """Each member's trained layers (the training network's)."""
+    layers = model.net_.module_
+    return [layers.member(m).state_dict() for m in range(layers.n_members)]
 
 
-def test_no_hidden_layer_and_encoded_stream():
-    for kwargs in (
-        {"hidden_layer_sizes": ()},
-        {"hidden_layer_sizes": (6,), "encoded_features": 20, "stream_space": "encoded"},
-    ):
-        nets = _perturbed_networks(2, **kwargs)
-        stacked = CRNetwork.stack(nets)
-        x = torch.randn(6, 5)
-        result = stacked.forward_stream(x, "exact")
-        for m, net in enumerate(nets):
-            single = net.forward_stream(x, "exact")
-            for a, b in zip(result.jacobians, single.jacobians, strict=True):
-                torch.testing.assert_close(a[m], b)
-        assert stream_dreg(result).item() == pytest.approx(
-            sum(stream_dreg(n.forward_stream(x, "exact")).item() for n in nets),
-            rel=1e-5,
+def _equal(a, b):
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+# -- folds and weights ---------------------------------------------------------
+
+
+def test_folds_are_stratified_and_fall_back_to_plain_folds():
+    y = np.repeat([0, 1], [40, 20])
+    fold = member_folds(y, 4, seed=0)
+    assert sorted(np.unique(fold)) == [0, 1, 2, 3]
+    for m in range(4):  # every fold has a quarter of each class
+        assert np.bincount(y[fold == m]).tolist() == [10, 5]
+    np.testing.assert_array_equal(fold, member_folds(y, 4, seed=0))
+    rare = np.array([0] * 20 + [1] * 2)  # a class with fewer rows than folds
+    fold = member_folds(rare, 4, seed=0)
+    assert np.bincount(fold).min() >= 5
+
+
+def test_too_few_samples_for_the_members_raise():
+    with pytest.raises(ValueError, match="n_members=5 needs at least 5 samples"):
+        member_folds(np.array([0, 1, 0, 1]), 5, seed=0)
+    X, y = _data(n=4)
+    with pytest.raises(ValueError, match="at least 5 samples"):
+        CRClassifier(**{**MEMBERS, "n_members": 5}).fit(X, y)
+
+
+def test_member_weights_hold_out_the_fold_and_keep_mean_one(monkeypatch):
+    fold = np.array([0, 1, 2, 0, 1, 2])
+    weight = np.array([1.0, 2.0, 1.0, 3.0, 1.0, 1.0])
+    _fixed_folds(monkeypatch, fold)
+    codes = np.zeros(6, dtype=int)
+    rows = member_rows("folds", codes, weight, 0, n_members=3)
+    train, held = rows.train, rows.held
+    assert train.shape == held.shape == (6, 3)
+    np.testing.assert_array_equal(rows.fold, fold)
+    np.testing.assert_allclose(train.mean(axis=0), 1.0)
+    for m in range(3):
+        assert np.all(train[fold == m, m] == 0) and np.all(train[fold != m, m] > 0)
+        # Held-out weights: the sample weights, in units of the largest.
+        np.testing.assert_array_equal(held[:, m], weight / 3.0 * (fold == m))
+    with pytest.raises(ValueError, match="positive weight"):
+        member_rows("folds", codes, weight * (fold == 0), 0, n_members=3)
+    # One network: every row trains it, or all but a held-out share.
+    one = member_rows("all", codes, weight, 0)
+    assert one.held is None and one.train.shape == (6, 1)
+    y = np.array([0, 1] * 10)
+    held_out = member_rows("hold-out", y, np.ones(20), 0, validation_fraction=0.2)
+    assert (held_out.held[:, 0] > 0).sum() == 4
+    assert np.all((held_out.held[:, 0] > 0) != (held_out.train[:, 0] > 0))
+
+
+# -- training ------------------------------------------------------------------
+
+
+def test_a_members_held_out_labels_do_not_touch_it(monkeypatch):
+    X, y = _data()
+    fold = np.arange(len(y)) % 3
+    _fixed_folds(monkeypatch, fold)
+    params = {**MEMBERS, "early_stopping": False}
+    a = CRClassifier(**params).fit(X, y)
+    changed = y.copy()
+    changed[fold == 0] = 1 - changed[fold == 0]  # every label of fold 0 flipped
+    b = CRClassifier(**params).fit(X, changed)
+    first, second = _member_states(a), _member_states(b)
+    assert _equal(first[0], second[0])  # member 0 never trains on fold 0
+    assert not _equal(first[1], second[1])  # members 1 and 2 do
+    assert not _equal(first[2], second[2])
+
+
+def test_the_members_differ_and_share_the_input_transform():
+    X, y = _data()
+    model = CRClassifier(**MEMBERS).fit(X, y)
+    states = _member_states(model)
+    assert not _equal(states[0], states[1])
+    assert model.module_.n_members == 3
+    assert model.n_iter_ == len(model.loss_curve_)
+
+
+class _Record(Callback):
+    """The module after every epoch (before any best-epoch restore)."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def on_epoch_end(self, net, **kwargs):
+        self.log.append(copy.deepcopy(net.module_))
+
+
+def _overfitting_fit(**params):
+    # Noisy labels and a large step: each member's out-of-fold loss turns up.
+    X, y = _data(n=90, seed=1)
+    y = np.where(np.random.RandomState(0).rand(len(y)) < 0.3, 1 - y, y)
+    log = []
+    model = CRClassifier(
+        hidden_layer_sizes=(32, 32),
+        learning_rate_init=0.03,
+        max_iter=80,
+        n_iter_no_change=5,
+        n_members=4,
+        random_state=0,
+        callbacks=[_Record(log)],
+        **params,
+    ).fit(X, y)
+    return model, log
+
+
+def test_each_member_keeps_its_own_best_epoch():
+    model, log = _overfitting_fit()
+    best = model.best_epochs_
+    assert best.shape == (4,) and model.best_epoch_ == best.max()
+    assert model.n_iter_ == len(log) and np.all(best <= model.n_iter_)
+    assert len(set(best.tolist())) > 1, best  # the members stopped apart
+    losses = np.array(model.net_.history[:, "member_valid_loss"])
+    np.testing.assert_array_equal(best, losses.argmin(axis=0) + 1)
+    for m, epoch in enumerate(best):  # member m as it was after its best epoch
+        assert _equal(
+            model.net_.module_.member(m).state_dict(),
+            log[epoch - 1].member(m).state_dict(),
         )
 
 
-def test_dropout_masks_differ_between_members():
-    torch.manual_seed(0)
-    net = CRNetwork(5, 2, hidden_layer_sizes=(32,), dropout=0.5, n_members=2).train()
-    with torch.no_grad():
-        net.hidden[0].weight[1].copy_(net.hidden[0].weight[0])
-        net.hidden[0].bias[1].copy_(net.hidden[0].bias[0])
-        net.output.weight[1].copy_(net.output.weight[0])
-        net.output.bias[1].copy_(net.output.bias[0])
-    out = net(torch.randn(8, 5))
-    assert not torch.equal(out[0], out[1])
-    net.eval()
-    out = net(torch.randn(8, 5))
-    torch.testing.assert_close(out[0], out[1])
+def test_a_fixed_budget_trains_every_epoch_and_chooses_none():
+    X, y = _data()
+    model = CRClassifier(**{**MEMBERS, "early_stopping": False, "max_iter": 7})
+    model.fit(X, y)
+    assert model.early_stopping_ == "off" and model.n_iter_ == 7
+    assert model.best_epochs_ is None and model.best_epoch_ is None
+    assert model.cv_validation_loss_.shape == (7,)
 
 
-def test_member_linear_initialises_each_member_like_linear():
-    torch.manual_seed(0)
-    layer = MemberLinear(50, 40, 3)
-    assert layer.weight.shape == (3, 40, 50) and layer.bias.shape == (3, 40)
-    bound = 1 / 50**0.5
-    assert layer.weight.abs().max() <= bound and layer.bias.abs().max() <= bound
-    assert not torch.equal(layer.weight[0], layer.weight[1])
-    assert "n_members=3" in repr(layer)
+def test_the_out_of_fold_epoch_ignores_the_hold_out_parameters():
+    X, y = _data()
+    model = CRClassifier(**{**MEMBERS, "early_stopping": True}).fit(X, y)
+    assert model.early_stopping_ == "cv" and model.validation_scores_ is None
+    # max_iter="auto" counts optimizer steps, as with early_stopping="cv":
+    # 150 rows, one step an epoch, 2,000 steps.
+    auto = CRClassifier(**{**MEMBERS, "max_iter": "auto"}).fit(X, y)
+    assert auto.early_stopping_ == "cv" and auto.max_iter_ == 2000
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
-def test_bad_n_members(bad):
-    with pytest.raises(ValueError, match="n_members"):
-        CRNetwork(3, 2, n_members=bad)
+def test_seeded_member_fits_are_reproducible():
+    X, y = _data()
+    a = CRClassifier(**MEMBERS).fit(X, y).predict_proba(X)
+    b = CRClassifier(**MEMBERS).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("cls", [CRNetwork, ResidualCRNetwork])
-def test_spectral_norm_with_members_raises(cls):
+# -- outputs -------------------------------------------------------------------
+
+
+def _member_probas(model, X):
+    """Each member's probabilities, from its network alone."""
+    x = torch.as_tensor(X, dtype=torch.float64)
+    out = []
+    for m in range(model.module_.n_members):
+        net = model.module_.member(m).double().eval()
+        with torch.no_grad():
+            z = net(x)
+        if z.shape[1] == 1:
+            p = torch.sigmoid(z)
+            z = torch.cat([1 - p, p], dim=1)
+        else:
+            z = torch.softmax(z, dim=1)
+        out.append(z.numpy())
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probabilities_are_the_members_mean(n_classes):
+    X, y = _data(n_classes=n_classes)
+    model = CRClassifier(**MEMBERS).fit(X, y)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba, _member_probas(model, X).mean(axis=0), atol=1e-7)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    scores = model.decision_function(X)
+    if n_classes == 2:
+        # The logit of the averaged probability.
+        np.testing.assert_allclose(1 / (1 + np.exp(-scores)), proba[:, 1], atol=1e-12)
+    else:
+        np.testing.assert_allclose(
+            np.exp(scores) / np.exp(scores).sum(1, keepdims=True), proba, atol=1e-12
+        )
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(1)])
+    np.testing.assert_allclose(np.exp(model.predict_log_proba(X)), proba, atol=1e-12)
+
+
+def test_ordinal_members_average_the_cumulative_probabilities():
+    X, y = _ordinal_data()
+    model = CROrdinalRegressor(**MEMBERS).fit(X, y)
+    assert model.cutpoints_.shape == (3, 3)
+    assert np.all(np.diff(model.cutpoints_, axis=1) > 0)
+    x = torch.as_tensor(X, dtype=torch.float64)
+    cums = []
+    for m in range(3):
+        with torch.no_grad():
+            eta = model.module_.member(m).double().eval()(x)[:, 0].numpy()
+        cums.append(1 / (1 + np.exp(-(model.cutpoints_[m][None, :] - eta[:, None]))))
+    cum = np.mean(cums, axis=0)
+    np.testing.assert_allclose(
+        model.predict_cumulative_proba(X)[:, :-1], cum, atol=1e-9
+    )
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(np.diff(cum, axis=1), proba[:, 1:-1], atol=1e-9)
+    assert np.all(np.diff(model.predict_cumulative_proba(X), axis=1) >= 0)
+    # The expected rank: consistent with predict_proba.
+    np.testing.assert_allclose(model.predict_latent(X), proba @ np.arange(4), atol=1e-9)
+    median = (model.predict_cumulative_proba(X) < 0.5).sum(1)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[median])
+
+
+# -- oob_score -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("estimator", [CRClassifier, CROrdinalRegressor])
+def test_oob_rows_come_from_the_member_that_held_them_out(estimator, monkeypatch):
+    X, y = _ordinal_data()
+    fold = np.random.RandomState(0).permutation(len(y)) % 3
+    _fixed_folds(monkeypatch, fold)
+    model = estimator(**MEMBERS, oob_score=True).fit(X, y)
+    proba = model._member_proba(model._outputs(X))
+    oob = model.oob_decision_function_
+    assert oob.shape == (len(y), len(model.classes_))
+    for m in range(3):
+        np.testing.assert_array_equal(oob[fold == m], proba[m][fold == m])
+    codes = np.searchsorted(model.classes_, y)
+    if estimator is CRClassifier:
+        assert model.oob_score_ == np.mean(oob.argmax(1) == codes)
+    else:  # the negative MAE of the median class
+        median = (np.cumsum(oob, axis=1)[:, :-1] < 0.5).sum(1)
+        assert model.oob_score_ == -np.mean(np.abs(median - codes))
+
+
+def test_oob_score_needs_members_and_is_dropped_by_a_later_fit():
+    X, y = _data()
+    with pytest.raises(ValueError, match="oob_score=True needs n_members > 1"):
+        CRClassifier(**FAST, oob_score=True).fit(X, y)
+    model = CRClassifier(**MEMBERS, oob_score=True).fit(X, y)
+    assert hasattr(model, "oob_score_")
+    model.set_params(oob_score=False).fit(X, y)
+    assert not hasattr(model, "oob_score_")
+    assert not hasattr(model, "oob_decision_function_")
+
+
+# -- what members do not do ------------------------------------------------------
+
+
+def test_partial_fit_and_warm_start_raise_with_members():
+    X, y = _data()
+    assert not hasattr(CRClassifier(**MEMBERS), "partial_fit")
+    assert not hasattr(CROrdinalRegressor(**MEMBERS), "partial_fit")
+    with pytest.raises(AttributeError, match="partial_fit"):
+        CRClassifier(**MEMBERS).partial_fit(X, y, classes=[0, 1])
+    model = CRClassifier(**MEMBERS).fit(X, y)
+    before = model.predict_proba(X)
+    # A fitted member model, asked for one network's partial_fit.
+    with pytest.raises(ValueError, match="partial_fit is not available"):
+        model.set_params(n_members=1).partial_fit(X, y)
+    model.set_params(n_members=3)
+    with pytest.raises(ValueError, match="warm_start=True is not available"):
+        model.set_params(warm_start=True).fit(X, y)
+    # A fitted member model under warm_start with n_members=1: also refused.
+    with pytest.raises(ValueError, match="warm_start=True is not available"):
+        model.set_params(n_members=1).fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+
+
+def test_depth_growth_refuses_members():
+    X, y = _data()
+    base_model = CRClassifier(**MEMBERS, architecture="residual")
+    with pytest.raises(ValueError, match="DepthGrowth grows one network"):
+        DepthGrowth(base_model).fit(X, y)
+
+
+def test_html_repr_shows_n_members():
+    X, y = _data()
+    model = CRClassifier(**MEMBERS).fit(X, y)
+    html = model._repr_html_()
+    assert "n_members" in html and "3 members of (8,)" in html
+
+
+def test_n_members_is_validated():
+    X, y = _data()
+    for bad in (0, 1.5, "3"):
+        with pytest.raises(ValueError, match="n_members"):
+            CRClassifier(**{**FAST, "n_members": bad}).fit(X, y)
+    for bad in (0, "3"):  # partial_fit exists, its validation names the parameter
+        with pytest.raises(ValueError, match="n_members"):
+            CRClassifier(**{**FAST, "n_members": bad}).partial_fit(X, y, [0, 1])
+    with pytest.raises(ValueError, match="igpen_lambda > 0 is not available"):
+        CRClassifier(**MEMBERS, igpen_lambda=0.1).fit(X, y)
     with pytest.raises(ValueError, match="spectral_norm"):
-        cls(3, 2, spectral_norm=True, n_members=2)
+        CRClassifier(**MEMBERS, spectral_norm=True).fit(X, y)
 
 
-def test_residual_growth_needs_single_network():
-    net = ResidualCRNetwork(3, 2, hidden_layer_sizes=(6, 6), n_members=2)
-    for call in (
-        lambda: net.make_block(),
-        lambda: net.insert_blocks(0, []),
-        lambda: net.widen_block(0, 2),
-    ):
-        with pytest.raises(ValueError, match="without n_members"):
-            call()
-
-
-def test_residual_member_round_trip():
-    nets = _perturbed_networks(2, ResidualCRNetwork, hidden_layer_sizes=(6, 4))
-    stacked = ResidualCRNetwork.stack(nets)
-    x = torch.randn(4, 5)
-    for m, net in enumerate(nets):
-        torch.testing.assert_close(stacked.member(m)(x), net(x), rtol=0, atol=0)
-
-
-@pytest.mark.parametrize("head", [CumulativeLinkLoss, CORALLoss])
-def test_ordinal_head_members(head):
-    torch.manual_seed(0)
-    single = [head(4, init_cutpoints=[-1.0, 0.0, 1.5]) for _ in range(2)]
-    stacked = head(4, init_cutpoints=[-1.0, 0.0, 1.5], n_members=2)
-    with torch.no_grad():
-        for m, h in enumerate(single):
-            h.cutpoint_first.add_(0.1 * m)
-            stacked.cutpoint_first[m].copy_(h.cutpoint_first)
-    output = torch.randn(2, 7, 1)
-    target = torch.tensor([0, 1, 2, 3, 3, 2, 0])
-    loss = stacked(output, target)
-    assert loss.shape == (2, 7)
-    for m, h in enumerate(single):
-        torch.testing.assert_close(loss[m], h(output[m], target))
-        torch.testing.assert_close(
-            stacked.log_proba(output[:, :, 0])[m], h.log_proba(output[m, :, 0])
-        )
-    assert "n_members=2" in repr(stacked)
+@pytest.mark.parametrize("estimator", [CRClassifier, CROrdinalRegressor])
+def test_residual_members_with_dropout_fit_and_predict(estimator):
+    X, y = _ordinal_data()
+    params = {**MEMBERS, "architecture": "residual", "hidden_layer_sizes": (8, 8)}
+    model = estimator(**params, dropout=0.2, oob_score=True).fit(X, y)
+    assert model.module_.n_members == 3 and model.best_epochs_.shape == (3,)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    members = model._member_proba(model._outputs(X))
+    np.testing.assert_allclose(proba, members.mean(axis=0), atol=1e-12)

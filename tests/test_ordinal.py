@@ -139,7 +139,7 @@ def test_prediction_rules_median_and_mode(fitted):
     median = np.array([np.flatnonzero(row >= 0.5)[0] for row in cum])
     np.testing.assert_array_equal(model.predict(X), model.classes_[median])
     # The median is the cut-point interval that contains the latent score.
-    eta = model.decision_function(X)
+    eta = model.predict_latent(X)
     np.testing.assert_array_equal(median, np.searchsorted(model.cutpoints_, eta))
     mode = _with_rule(model, "mode")
     argmax = model.classes_[model.predict_proba(X).argmax(1)]
@@ -171,7 +171,7 @@ def test_median_rule_has_lower_mae_than_mode_on_narrow_middle_grades():
 def test_validation_score_follows_the_prediction_rule(fitted):
     model, X, y = fitted
     codes = torch.from_numpy(np.searchsorted(model.classes_, y))
-    output = torch.from_numpy(model.decision_function(X)).float()[:, None]
+    output = torch.from_numpy(model.predict_latent(X)).float()[:, None]
     for rule in ["median", "mode"]:
         est = _with_rule(model, rule)
         got = est._validation_score(model.net_, output, codes)
@@ -189,7 +189,7 @@ def test_prediction_rule_survives_save_and_load(fitted, tmp_path):
 
 def test_latent_score_jacobian_matches_finite_differences(fitted):
     model, X, _ = fitted
-    eta = model.decision_function(X[:5])
+    eta = model.predict_latent(X[:5])
     assert eta.shape == (5,)
     jac = model.jacobian(X[:5])
     assert jac.shape == (5, 1, X.shape[1])
@@ -198,8 +198,7 @@ def test_latent_score_jacobian_matches_finite_differences(fitted):
         step = np.zeros(X.shape[1])
         step[j] = h
         fd = (
-            model.decision_function(X[:5] + step)
-            - model.decision_function(X[:5] - step)
+            model.predict_latent(X[:5] + step) - model.predict_latent(X[:5] - step)
         ) / (2 * h)
         np.testing.assert_allclose(jac[:, 0, j], fd, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(
@@ -207,7 +206,7 @@ def test_latent_score_jacobian_matches_finite_differences(fitted):
         np.linalg.norm(jac[:, 0] * model.input_scale_, axis=1),
     )
     # Higher latent score -> higher predicted class distribution.
-    order = np.argsort(model.decision_function(X))
+    order = np.argsort(model.predict_latent(X))
     cum = model.predict_cumulative_proba(X)[order]
     assert np.all(np.diff(cum[:, 0]) <= 1e-12)
 
@@ -236,12 +235,12 @@ def test_classes_is_the_order_exactly_as_given():
     ordered = CROrdinalRegressor(**FAST, classes=list(names)).fit(X, names[codes])
     np.testing.assert_array_equal(ordered.classes_, names)
     # With the right order the latent score increases with the true grade.
-    assert np.corrcoef(ordered.decision_function(X), codes)[0, 1] > 0.5
+    assert np.corrcoef(ordered.predict_latent(X), codes)[0, 1] > 0.5
     assert ordered.predict(X).dtype.kind == "U"
     # Numbers too: the given order wins over their values.
     reverse = CROrdinalRegressor(**FAST, classes=[3, 2, 1, 0]).fit(X, codes)
     np.testing.assert_array_equal(reverse.classes_, [3, 2, 1, 0])
-    assert np.corrcoef(reverse.decision_function(X), codes)[0, 1] < -0.5
+    assert np.corrcoef(reverse.predict_latent(X), codes)[0, 1] < -0.5
     # Labels the data lacks keep their place in the order.
     wider = CROrdinalRegressor(**FAST, classes=[-1, 0, 1, 2, 3]).fit(X, codes)
     np.testing.assert_array_equal(wider.classes_, [-1, 0, 1, 2, 3])
@@ -256,10 +255,13 @@ def test_ordered_categorical_gives_the_order():
     for labels in (y, pd.Series(y)):
         model = CROrdinalRegressor(**FAST).fit(X, labels)
         np.testing.assert_array_equal(model.classes_, order[::-1])
-        assert np.corrcoef(model.decision_function(X), codes)[0, 1] > 0.5
-    # The classes parameter, when set, is the order instead.
-    given = CROrdinalRegressor(**FAST, classes=order).fit(X, y)
-    np.testing.assert_array_equal(given.classes_, order)
+        assert np.corrcoef(model.predict_latent(X), codes)[0, 1] > 0.5
+    # The classes parameter agreeing with the Categorical's order is fine; a
+    # contradicting one raises, on a fresh fit as under a warm start.
+    given = CROrdinalRegressor(**FAST, classes=order[::-1]).fit(X, y)
+    np.testing.assert_array_equal(given.classes_, order[::-1])
+    with pytest.raises(ValueError, match="differ from the classes parameter"):
+        CROrdinalRegressor(**FAST, classes=order).fit(X, y)
 
 
 def test_bad_labels_raise():
@@ -352,7 +354,7 @@ def test_reproducible_and_in_a_pipeline():
     X, codes = make_ordinal_data(n=120)
     a = CROrdinalRegressor(**FAST).fit(X, codes)
     b = clone(a).fit(X, codes)
-    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    np.testing.assert_array_equal(a.predict_latent(X), b.predict_latent(X))
     pipe = make_pipeline(StandardScaler(), CROrdinalRegressor(**FAST)).fit(X, codes)
     assert pipe.predict_proba(X).shape == (120, 4)
     sens = a.input_sensitivity(X)

@@ -158,12 +158,14 @@ def _spy_stream(monkeypatch):
     calls = []
     original = CRNetwork.forward_stream
 
-    def spy(self, x, directions=None, *, derivatives=True, rows=None):
+    def spy(self, x, directions=None, *, derivatives=True, rows=None, **kwargs):
         if self.training:  # training batches, not the fitted-model summaries
             # Random directions arrive drawn: (rows, k, n_features).
             spec = directions.shape[1] if torch.is_tensor(directions) else directions
             calls.append((spec, derivatives))
-        return original(self, x, directions, derivatives=derivatives, rows=rows)
+        return original(
+            self, x, directions, derivatives=derivatives, rows=rows, **kwargs
+        )
 
     monkeypatch.setattr(CRNetwork, "forward_stream", spy)
     return calls

@@ -16,7 +16,7 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
 
 import cr_sklearn
-from cr_sklearn import CRClassifier, load_model, save_model
+from cr_sklearn import CRClassifier, _networks, load_model, save_model
 from cr_sklearn._model_file import digest as _digest
 from cr_sklearn._model_file import split_file as _split_file
 from cr_sklearn._ordinal import CROrdinalRegressor
@@ -368,10 +368,10 @@ def test_weights_must_match_the_network_the_parameters_describe(saved, tmp_path)
     with pytest.raises(ValueError, match="non-finite"):
         load_model(path)
 
-    def as_double(tensors):
-        tensors["module.output.bias"] = tensors["module.output.bias"].double()
+    def as_single(tensors):
+        tensors["module.output.bias"] = tensors["module.output.bias"].float()
 
-    path = _rewrite(saved, tmp_path / "d.safetensors", edit_tensors=as_double)
+    path = _rewrite(saved, tmp_path / "d.safetensors", edit_tensors=as_single)
     with pytest.raises(ValueError, match="dtype"):
         load_model(path)
 
@@ -410,7 +410,7 @@ def test_other_versions_warn_or_raise(saved, tmp_path):
 def test_file_records_versions(saved):
     header, _ = _split_file(saved.read_bytes(), saved)
     payload = json.loads(header["__metadata__"]["cr_sklearn"])
-    assert payload["format_version"] == 2
+    assert payload["format_version"] == 3
     assert payload["versions"]["cr_sklearn"] == cr_sklearn.__version__
     assert {"scikit-learn", "torch", "numpy"} <= set(payload["versions"])
 
@@ -484,7 +484,7 @@ def test_format_versions_no_release_wrote_are_rejected(saved, tmp_path, version)
     assert "Upgrade" not in str(exc.value)
 
 
-@pytest.mark.parametrize("value", [0.0, -1.0, 1e-40])  # 1e-40: subnormal float32
+@pytest.mark.parametrize("value", [0.0, -1.0, 1e-320])  # 1e-320: subnormal float64
 def test_the_networks_input_scale_is_checked(saved, tmp_path, value):
     def edit(tensors):
         tensors["module.input_scale"][1] = value
@@ -582,6 +582,6 @@ def test_a_claimed_member_count_is_checked_before_any_member_is_built(
         raise AssertionError("a network was built for a forged member count")
 
     path = _rewrite(saved_members, tmp_path / "m.safetensors", more_members)
-    monkeypatch.setattr(CRClassifier, "_make_module", no_build)
+    monkeypatch.setattr(_networks, "build", no_build)
     with pytest.raises(ValueError, match=f"describe {n_members} member"):
         load_model(path)

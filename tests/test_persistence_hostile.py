@@ -24,6 +24,7 @@ from conftest import FAST, ROOT
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor, load_model, save_model
 from cr_sklearn._model_file import MAX_HEADER_BYTES, digest
+from cr_sklearn._plan import class_weights, hidden_sizes
 
 pytest.importorskip("safetensors", reason="safe persistence needs safetensors")
 
@@ -335,7 +336,7 @@ def _tensor(key, values):
 def _encoding_tensor(models, key, change):
     """The encoded model's tensor ``module.encoding.<key>``, changed."""
     clf, _, _ = models["encoded"]
-    values = getattr(clf.net_.module_.encoding, key).numpy().copy()
+    values = getattr(clf.module_.encoding, key).numpy().copy()
     change(values)
     return _tensor(f"module.encoding.{key}", values)
 
@@ -620,8 +621,8 @@ def test_memory_bombs_cost_at_most_three_times_their_size(models, tmp_path):
 def _assert_like_a_save_model_output(model, X):
     """Every invariant a model returned by fit (and so by save_model) satisfies."""
     model._validate_params()
-    model._hidden_sizes()
-    model._check_class_weight()
+    hidden_sizes(model.hidden_layer_sizes)
+    class_weights(model.class_weight, model.classes_)
     classes = model.classes_
     assert classes.ndim == 1 and len(classes) >= 2
     assert len(np.unique(classes)) == len(classes)

@@ -69,8 +69,8 @@ def test_activation_curves_are_the_learned_polynomials(two_layer, pima):
         expected = act(torch.as_tensor(grid, dtype=torch.float32)).numpy()
     np.testing.assert_allclose(display.values[0], expected, rtol=1e-4, atol=1e-4)
     # The range is the one the data produced in the first layer.
-    module = two_layer._inference_module
-    z = module.hidden[0](module._inputs(torch.as_tensor(X))).numpy()
+    module = two_layer.module_
+    z = module.hidden[0](module.transform_input(torch.as_tensor(X))).numpy()
     np.testing.assert_allclose(grid[0], z.min(0), atol=1e-3)
     np.testing.assert_allclose(grid[-1], z.max(0), atol=1e-3)
 

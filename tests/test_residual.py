@@ -174,7 +174,7 @@ def test_residual_classifier_fits_and_jacobian_is_exact(dreg):
     assert clf.score(X, y) > 0.6
     assert isinstance(clf.module_, ResidualCRNetwork) and clf.module_.n_blocks == 2
     xb = torch.tensor(X[:4])
-    module = clf._inference_module
+    module = clf.module_
     ref = torch.vmap(torch.func.jacfwd(lambda v: module(v[None])[0]))(xb)
     np.testing.assert_allclose(clf.jacobian(X[:4]), ref.numpy(), rtol=1e-10, atol=1e-12)
 

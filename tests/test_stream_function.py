@@ -117,9 +117,14 @@ def test_a_seeded_fit_with_the_fused_stream_equals_the_recorded_one(monkeypatch)
     X, y = load_pima(return_X_y=True)
     fused = CRClassifier(max_iter=30, random_state=0, n_threads=1).fit(X, y)
 
-    def recorded(self, h, directions, rows):
+    def recorded(self, h, directions, rows, scale=None):
         return self._recorded_stream_pass(
-            h, directions, exact=directions is None, derivatives=True, rows=rows
+            h,
+            directions,
+            exact=directions is None,
+            derivatives=True,
+            rows=rows,
+            scale=scale,
         )
 
     monkeypatch.setattr(CRNetwork, "_fused_stream_pass", recorded)

@@ -52,7 +52,10 @@ class _Outputs(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
-        return self.model.decision_function(X)
+        # The function a CR model's analytic norms differentiate: its logits,
+        # or an ordinal model's latent score.
+        latent = getattr(self.model, "predict_latent", None)
+        return (latent or self.model.decision_function)(X)
 
     def predict_proba(self, X):
         return self.model.predict_proba(X)
@@ -179,7 +182,7 @@ def test_stored_summaries_and_sensitivity_without_an_encoding():
 
 
 def _encoded_norms(model, X):
-    module = model._inference_module
+    module = model.module_
     with torch.no_grad():
         jac = module.feature_jacobian(torch.as_tensor(X))
     return torch.linalg.vector_norm(jac, dim=(1, 2)).numpy()

@@ -308,6 +308,26 @@ class BaseCRNetwork(nn.Module):
         h = self._standardise(x)
         return h if self.encoding is None else self.encoding(h)
 
+    def transform_input(self, x):
+        """What the first layer reads: ``x`` standardised and, if set, encoded.
+
+        The layers after it (:meth:`forward` minus this step) are what a
+        network without standardisation and encoding, of ``input_width``
+        inputs, computes: the estimators train such a network on this
+        output and predict with the whole one.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_features)
+            Raw input.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, input_width)
+            In ``x``'s dtype.
+        """
+        return self._inputs(x)
+
     def _dropout_mask(self, h):
         if not (self.training and self.dropout > 0):
             return None
@@ -316,7 +336,9 @@ class BaseCRNetwork(nn.Module):
         keep = torch.rand_like(h).ge_(self.dropout)
         return keep.div_(1.0 - self.dropout)
 
-    def forward_stream(self, x, directions=None, *, derivatives=True, rows=None):
+    def forward_stream(
+        self, x, directions=None, *, derivatives=True, rows=None, stream_scale=None
+    ):
         """Forward pass that also returns derivatives and, optionally, Jacobians.
 
         Parameters
@@ -341,6 +363,12 @@ class BaseCRNetwork(nn.Module):
             derivatives are computed for every row). The Jacobians then have
             ``len(rows)`` on their batch axis; a uniformly random subset makes
             a batch-mean penalty an unbiased estimate of the full one.
+        stream_scale : torch.Tensor, optional
+            A factor per row the stream carries (``len(rows)`` or the batch;
+            with a member axis, ``(n_members, rows)``) that multiplies that
+            row's Jacobians: with the square roots of sample weights, the
+            stream penalty is their weighted mean. The values, derivatives
+            and weights are not scaled.
 
         Returns
         -------
@@ -353,9 +381,10 @@ class BaseCRNetwork(nn.Module):
             derivatives=derivatives,
             rows=rows,
             encoded=self._stream_encoded,
+            scale=stream_scale,
         )
 
-    def _forward_stream(self, x, directions, *, derivatives, rows, encoded):
+    def _forward_stream(self, x, directions, *, derivatives, rows, encoded, scale=None):
         # ``encoded``: differentiate by the encoded columns, else by the
         # input (which input_jacobian asks for whatever ``stream_space`` is).
         h = self._standardise(x)
@@ -394,7 +423,12 @@ class BaseCRNetwork(nn.Module):
                 stream_exact = False
         # A subclass may return the Jacobians' squared norms as a fifth item.
         out, derivs, weights, jacobians, *norms = self._stream_pass(
-            h, directions, exact=stream_exact, derivatives=derivatives, rows=rows
+            h,
+            directions,
+            exact=stream_exact,
+            derivatives=derivatives,
+            rows=rows,
+            scale=scale,
         )
         if exact:
             n_directions = h.shape[-1] if encoded else self.n_features
@@ -409,11 +443,13 @@ class BaseCRNetwork(nn.Module):
             squared_norms=norms[0] if norms else None,
         )
 
-    def _stream_pass(self, h, directions, *, exact, derivatives, rows):
+    def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
         """One pass on standardised ``h``: ``(output, derivs, weights, jacobians)``.
 
         ``directions`` is a tensor or ``None``; ``exact`` asks for the
-        identity's stream. ``jacobians`` is ``None`` without a stream.
+        identity's stream. ``jacobians`` is ``None`` without a stream;
+        ``scale`` multiplies each carried row's Jacobians (see
+        :meth:`forward_stream`).
         """
         raise NotImplementedError
 

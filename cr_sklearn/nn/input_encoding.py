@@ -13,6 +13,17 @@ from torch import nn
 
 __all__ = ["PiecewiseLinearEncoding"]
 
+
+def tracing():
+    """Whether the pass is being traced or compiled (ONNX export, torch.export).
+
+    The in-place and cached shortcuts of prediction are then left out: a
+    tracer records the plain ops, on tensors without storage.
+    """
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return torch.jit.is_tracing() or bool(compiling and compiling())
+
+
 # Within this fraction of a bin's width of an edge, a ramp's derivative is
 # the mean of its one-sided derivatives. Integer-valued columns often sit on a
 # quantile edge exactly, and float rounding would pick a side at random.
@@ -179,13 +190,16 @@ class PiecewiseLinearEncoding(nn.Module):
         buffer changes (every setter and ``load_state_dict`` write them in
         place).
         """
-        key = (
-            dtype,
-            device,
-            *((t.data_ptr(), t._version) for t in self._buffers.values()),
-        )
+        traced = tracing()
+        key = None
+        if not traced:
+            key = (
+                dtype,
+                device,
+                *((t.data_ptr(), t._version) for t in self._buffers.values()),
+            )
         cached = self.__dict__.get("_affine_cache")
-        if cached is not None and cached[0] == key:
+        if key is not None and cached is not None and cached[0] == key:
             return cached[1]
         with torch.inference_mode(False), torch.no_grad():
             # float64 arithmetic, then the buffers' dtype.
@@ -204,7 +218,8 @@ class PiecewiseLinearEncoding(nn.Module):
                 t.to(dtype=dtype, device=device)
                 for t in (select, shift, lower, upper, slope, tolerance)
             )
-        self.__dict__["_affine_cache"] = (key, found)
+        if key is not None:
+            self.__dict__["_affine_cache"] = (key, found)
         return found
 
     def __getstate__(self):
@@ -218,7 +233,7 @@ class PiecewiseLinearEncoding(nn.Module):
         # In place when nothing records the ops (prediction): one pass less.
         value = (
             value.clamp(lower, upper)
-            if torch.is_grad_enabled()
+            if torch.is_grad_enabled() or tracing()
             else value.clamp_(lower, upper)
         )
         return value.reshape(*h.shape[:-1], self.n_encoded)

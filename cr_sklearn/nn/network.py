@@ -23,7 +23,7 @@ from ._base import BaseCRNetwork, StreamOutput, random_directions
 from ._members import affine, rows_product, select_rows
 from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation, make_activation
-from .input_encoding import ramp_inside
+from .input_encoding import ramp_inside, tracing
 
 # StreamOutput and random_directions live in ._base, shared with the residual
 # network; they stay importable from here.
@@ -243,7 +243,7 @@ class CRNetwork(BaseCRNetwork):
             The network output.
         """
         h = self._inputs(x)
-        overwrite = not torch.is_grad_enabled()
+        overwrite = not (torch.is_grad_enabled() or tracing())
         for layer, act in zip(self.hidden, self.activations, strict=True):
             z = layer(h)
             if overwrite and _plain_call(act):
@@ -477,7 +477,7 @@ class CRNetwork(BaseCRNetwork):
             g = g.expand(*g.shape[:-3], x.shape[0], *g.shape[-2:]).contiguous()
         return g
 
-    def _stream_pass(self, h, directions, *, exact, derivatives, rows):
+    def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
         batch = h.shape[0] if rows is None else rows.shape[0]
         stream = exact or directions is not None
         if (
@@ -488,12 +488,14 @@ class CRNetwork(BaseCRNetwork):
                 or (directions.shape[0] == batch and not directions.requires_grad)
             )
         ):
-            return self._fused_stream_pass(h, directions, rows)
+            return self._fused_stream_pass(h, directions, rows, scale)
         return self._recorded_stream_pass(
-            h, directions, exact=exact, derivatives=derivatives, rows=rows
+            h, directions, exact=exact, derivatives=derivatives, rows=rows, scale=scale
         )
 
-    def _recorded_stream_pass(self, h, directions, *, exact, derivatives, rows):
+    def _recorded_stream_pass(
+        self, h, directions, *, exact, derivatives, rows, scale=None
+    ):
         # The stream op by op (autograd records each): any directions, no
         # activated layer.
         batch = h.shape[0] if rows is None else rows.shape[0]
@@ -528,7 +530,10 @@ class CRNetwork(BaseCRNetwork):
                     if j is None
                     else rows_product(j, weight_t)
                 )
-                j = select_rows(d, rows).unsqueeze(-2) * zj
+                slope = select_rows(d, rows)
+                if scale is not None and not jacobians:  # the first layer
+                    slope = slope * scale.unsqueeze(-1)
+                j = slope.unsqueeze(-2) * zj
                 jacobians.append(j.transpose(-1, -2))
         weight_t = self.output.weight.transpose(-1, -2)
         out = affine(self.output.bias, h, weight_t)
@@ -541,10 +546,12 @@ class CRNetwork(BaseCRNetwork):
                 oj = rows_product(j, weight_t)
             if oj.shape[-3] != batch:
                 oj = oj.expand(*oj.shape[:-3], batch, *oj.shape[-2:])
+            if scale is not None and j is None:  # no activated layer
+                oj = oj * scale[..., None, None]
             jacobians.append(oj.transpose(-1, -2))
         return out, derivs, weights, (jacobians if stream else None)
 
-    def _fused_stream_pass(self, h, directions, rows):
+    def _fused_stream_pass(self, h, directions, rows, scale=None):
         # The values first, then the whole stream as one autograd node
         # (:class:`._stream_function.StreamJacobians`): the same Jacobians,
         # a backward with fewer passes over them.
@@ -559,6 +566,9 @@ class CRNetwork(BaseCRNetwork):
         output_weight = self.output.weight
         out = affine(self.output.bias, h, output_weight.transpose(-1, -2))
         slopes = derivs if rows is None else [select_rows(d, rows) for d in derivs]
+        if scale is not None:
+            # Scaling the first layer's slopes scales every later Jacobian.
+            slopes = [slopes[0] * scale.unsqueeze(-1), *slopes[1:]]
         n = len(weights)
         found = StreamJacobians.apply(directions, n, *weights, *slopes, output_weight)
         jacobians = [j.transpose(-1, -2) for j in found[: n + 1]]

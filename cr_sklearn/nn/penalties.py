@@ -91,7 +91,7 @@ def local_dreg(result):
     return total / (batch * len(result.weights))
 
 
-def input_gradient_penalty(per_sample_loss, inputs):
+def input_gradient_penalty(per_sample_loss, inputs, sample_weight=None):
     """Batch-mean squared norm of the loss gradient w.r.t. the inputs (IGPen).
 
     Computed by double backpropagation: the gradient graph is kept so the
@@ -100,9 +100,11 @@ def input_gradient_penalty(per_sample_loss, inputs):
     Parameters
     ----------
     per_sample_loss : torch.Tensor of shape (batch,)
-        Data loss of each sample; must depend on ``inputs``.
+        Data loss of each sample (unweighted); must depend on ``inputs``.
     inputs : torch.Tensor of shape (batch, n_features)
         With ``requires_grad=True``.
+    sample_weight : torch.Tensor of shape (batch,), optional
+        Weights of the rows' squared norms (a weighted batch mean).
 
     Returns
     -------
@@ -110,7 +112,10 @@ def input_gradient_penalty(per_sample_loss, inputs):
         A scalar.
     """
     (grad,) = torch.autograd.grad(per_sample_loss.sum(), inputs, create_graph=True)
-    return grad.square().sum(dim=1).mean()
+    norms = grad.square().sum(dim=1)
+    if sample_weight is not None:
+        norms = norms * sample_weight.to(norms.dtype)
+    return norms.mean()
 
 
 @dataclass(frozen=True)

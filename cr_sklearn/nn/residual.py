@@ -483,7 +483,9 @@ class ResidualCRNetwork(BaseCRNetwork):
         )
         return a, d, select_rows(d, rows).unsqueeze(-2) * zj
 
-    def _run(self, h, directions, *, exact=False, derivatives=True, rows=None):
+    def _run(
+        self, h, directions, *, exact=False, derivatives=True, rows=None, scale=None
+    ):
         """Shared pass on standardised ``h``: the stream plus the block inputs."""
         stream = exact or directions is not None
         # j: the Jacobian of the current state applied to the directions,
@@ -495,6 +497,9 @@ class ResidualCRNetwork(BaseCRNetwork):
         h, d, j = self._activated(
             self.stem, self.stem_activation, h, j, stream, derivatives, rows
         )
+        if stream and scale is not None:
+            # Every later Jacobian is linear in the stem's.
+            j = j * scale[..., None, None]
         derivs.append(d)
         weights.append(self.stem.weight)
         if stream:
@@ -524,9 +529,9 @@ class ResidualCRNetwork(BaseCRNetwork):
             jacobians.append(out_j.transpose(-1, -2))
         return out, derivs, weights, (jacobians if stream else None), block_inputs
 
-    def _stream_pass(self, h, directions, *, exact, derivatives, rows):
+    def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
         return self._run(
-            h, directions, exact=exact, derivatives=derivatives, rows=rows
+            h, directions, exact=exact, derivatives=derivatives, rows=rows, scale=scale
         )[:4]
 
     def _reverse_jacobian(self, h):

@@ -1,4 +1,4 @@
-"""Units of the skorch machinery: batch loader, seeding context, finite guard."""
+"""Units of the training path: batch loader, seeding context, finite guard."""
 
 import numpy as np
 import pytest
@@ -6,11 +6,11 @@ import torch
 from skorch.callbacks import Callback
 
 from cr_sklearn import CRClassifier
-from cr_sklearn._training import (
-    _BatchLoader,
-    _FiniteGuard,
-    _TensorDataset,
-    _torch_context,
+from cr_sklearn._trainer import (
+    BatchLoader,
+    FiniteGuard,
+    TensorDataset,
+    torch_context,
 )
 
 
@@ -18,7 +18,7 @@ def _dataset(n=23, weights=True):
     X = torch.arange(n, dtype=torch.float32).unsqueeze(1).repeat(1, 2)
     y = torch.arange(n)
     w = torch.arange(n, dtype=torch.float32) if weights else None
-    return _TensorDataset(X, y, w)
+    return TensorDataset(X, y, w)
 
 
 def _epoch(loader):
@@ -27,9 +27,9 @@ def _epoch(loader):
 
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_batch_loader_covers_every_row_once_per_epoch(shuffle):
-    loader = _BatchLoader(_dataset(), batch_size=5, shuffle=shuffle)
+    loader = BatchLoader(_dataset(), batch_size=5, shuffle=shuffle)
     assert len(loader) == 5
-    with _torch_context(0):
+    with torch_context(0):
         batches = _epoch(loader)
     assert [len(yb) for _, yb in batches] == [5, 5, 5, 5, 3]
     rows = torch.cat([yb for _, yb in batches])
@@ -44,10 +44,10 @@ def test_batch_loader_covers_every_row_once_per_epoch(shuffle):
 
 
 def test_batch_loader_shuffles_reproducibly_under_the_seed():
-    loader = _BatchLoader(_dataset(weights=False), batch_size=4, shuffle=True)
+    loader = BatchLoader(_dataset(weights=False), batch_size=4, shuffle=True)
 
     def order(seed, epochs=2):
-        with _torch_context(seed):
+        with torch_context(seed):
             return [torch.cat([yb for _, yb in _epoch(loader)]) for _ in range(epochs)]
 
     first, again, other = order(0), order(0), order(1)
@@ -59,31 +59,31 @@ def test_batch_loader_shuffles_reproducibly_under_the_seed():
 
 
 def test_batch_loader_single_batch_when_data_is_small():
-    loader = _BatchLoader(_dataset(6), batch_size=10, shuffle=True)
+    loader = BatchLoader(_dataset(6), batch_size=10, shuffle=True)
     ((Xb, yb),) = _epoch(loader)
     assert yb.tolist() == list(range(6))
     assert len(loader) == 1
 
 
-def test_torch_context_restores_rng_state_and_threads():
+def testtorch_context_restores_rng_state_and_threads():
     threads = torch.get_num_threads()
     torch.manual_seed(7)
     state = torch.get_rng_state()
-    with _torch_context(123, n_threads=threads + 1):
+    with torch_context(123, n_threads=threads + 1):
         assert torch.get_num_threads() == threads + 1
         inside = torch.rand(3)
     assert torch.get_num_threads() == threads
     assert torch.equal(torch.get_rng_state(), state)
-    with _torch_context(123):
+    with torch_context(123):
         assert torch.get_num_threads() == threads
         assert torch.equal(torch.rand(3), inside)
 
 
-def test_torch_context_restores_after_an_error():
+def testtorch_context_restores_after_an_error():
     threads = torch.get_num_threads()
     state = torch.get_rng_state()
     with pytest.raises(RuntimeError, match="boom"):
-        with _torch_context(0, n_threads=threads + 1):
+        with torch_context(0, n_threads=threads + 1):
             torch.rand(5)
             raise RuntimeError("boom")
     assert torch.get_num_threads() == threads
@@ -157,7 +157,7 @@ def test_finite_guard_rolls_back_and_halves_the_learning_rate():
 
 
 def test_finite_guard_gives_up_after_max_retries():
-    guard = _FiniteGuard()
+    guard = FiniteGuard()
     poison = _PoisonAt(set(range(1, 20)))
     clf = _classifier(poison, max_iter=guard.max_retries + 3)
     with pytest.raises(FloatingPointError, match="diverged"):
@@ -172,7 +172,7 @@ def test_finite_guard_gives_up_after_max_retries():
 
 
 def test_all_finite_checks_every_tensor_without_changing_them():
-    from cr_sklearn._training import _all_finite
+    from cr_sklearn._trainer import all_finite as _all_finite
 
     a = torch.ones(3)
     b = torch.arange(4, dtype=torch.float64)

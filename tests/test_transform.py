@@ -1,6 +1,6 @@
-"""The network an estimator builds from its parameters: the input encoding
-(``encoding_bins``) fitted in ``fit``, kept under warm starts, growth and
-persistence, with gradients still with respect to ``X``."""
+"""The input transform: standardisation and the encoding (``encoding_bins``)
+fitted in float64 in ``fit``, kept under warm starts, growth and persistence,
+with gradients still with respect to ``X``; columns without spread."""
 
 import copy
 import io
@@ -58,7 +58,7 @@ def test_the_encoding_is_the_transformers_on_standardised_columns(encoded, data)
     assert encoded.n_encoded_features_ == ramps.shape[1] == 4 * 3 + 2
     assert not is_ramp[[-2, -1]].any() and binary[-2] and not binary[-1]
     with torch.no_grad():
-        got = encoded._inference_module._inputs(torch.as_tensor(X)).numpy()
+        got = encoded.module_.transform_input(torch.as_tensor(X)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -85,9 +85,9 @@ def test_jacobians_are_with_respect_to_x(encoded, data):
     norms = encoded.input_gradient_norms(rows)
     expected = np.linalg.norm(jac * encoded.input_scale_, axis=(1, 2))
     np.testing.assert_allclose(norms, expected, rtol=1e-12)
-    module = encoded._inference_module
+    module = encoded.module_
     with torch.no_grad():
-        features = module._inputs(torch.as_tensor(rows))
+        features = module.transform_input(torch.as_tensor(rows))
     after = copy.deepcopy(module)
     after.encoding = None
     after.input_mean = torch.zeros(module.input_width, dtype=torch.float64)
@@ -228,7 +228,7 @@ def test_encoding_bins_beyond_the_data_are_dropped_before_allocating():
 )
 @pytest.mark.parametrize("sizes", [(5,), (7, 3), (6, 4, 2)])
 def test_the_parameter_count_is_the_built_networks(architecture, activation, sizes):
-    from cr_sklearn._params import network_parameters
+    from cr_sklearn._plan import network_parameters
     from cr_sklearn.nn import ARCHITECTURES
 
     module = ARCHITECTURES[architecture](

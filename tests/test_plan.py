@@ -1,4 +1,8 @@
-"""How long a fit trains: early_stopping="auto", internal CV, max_iter="auto"."""
+"""The plan of a fit: every "auto" resolved by the data's shape, once.
+
+How long a fit trains (early_stopping="auto", internal CV, max_iter="auto"),
+the network's resolved settings and the thread rule.
+"""
 
 import copy
 import math
@@ -11,13 +15,33 @@ from conftest import FAST
 from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback
 
+import cr_sklearn._base as base
 from cr_sklearn import CRClassifier, CROrdinalRegressor
-from cr_sklearn._epoch_selection import (
+from cr_sklearn._plan import (
     AUTO_HOLD_OUT_MIN_SAMPLES,
     AUTO_MAX_EPOCHS,
     AUTO_MAX_STEPS,
-    CV_SPLITS,
+    CV_FOLDS,
+    FitPlan,
+    max_epochs_rule,
+    resolve_plan,
 )
+
+CV_SPLITS = CV_FOLDS
+
+
+def _plan(est, n, n_features, *, incremental=False):
+    """The plan ``est`` resolves on data of this shape."""
+    return resolve_plan(
+        est.get_params(deep=False),
+        n,
+        n_features,
+        1,
+        device="cpu",
+        incremental=incremental,
+        widest_fixed=est._auto_fixed_budget_max_features,
+    )
+
 
 CV = dict(early_stopping="cv", max_iter="auto", learning_rate_init=1e-2, random_state=0)
 
@@ -43,8 +67,9 @@ def _data(n=150, d=4, seed=0):
 def test_early_stopping_resolves_by_the_size_of_the_data(early_stopping, n, mode):
     est = CRClassifier(early_stopping=early_stopping)
     for n_features in (4, 384):  # the classifier's rule ignores the width
-        assert est._early_stopping_mode(n, n_features, incremental=False) == mode
-        assert est._early_stopping_mode(n, n_features, incremental=True) == "off"
+        assert _plan(est, n, n_features).stopping == mode
+        plan = _plan(est, n, n_features, incremental=True)
+        assert (plan.stopping, plan.max_epochs) == ("off", 1)
 
 
 @pytest.mark.parametrize(
@@ -59,8 +84,8 @@ def test_early_stopping_resolves_by_the_size_of_the_data(early_stopping, n, mode
 def test_ordinal_auto_holds_out_on_wide_inputs_at_any_size(n, n_features, mode):
     est = CROrdinalRegressor()
     assert est.early_stopping == "auto"
-    assert est._early_stopping_mode(n, n_features, incremental=False) == mode
-    assert est._early_stopping_mode(n, n_features, incremental=True) == "off"
+    assert _plan(est, n, n_features).stopping == mode
+    assert _plan(est, n, n_features, incremental=True).stopping == "off"
 
 
 def test_ordinal_fit_resolves_auto_by_the_width_of_x():
@@ -76,12 +101,26 @@ def test_ordinal_fit_resolves_auto_by_the_width_of_x():
 
 
 def test_max_iter_auto_is_a_step_budget_with_internal_cv():
-    est = CRClassifier(max_iter="auto")
-    assert est._max_epochs("cv", 1) == AUTO_MAX_STEPS
-    assert est._max_epochs("cv", 3) == math.ceil(AUTO_MAX_STEPS / 3)
-    assert est._max_epochs("off", 3) == AUTO_MAX_EPOCHS
-    assert est._max_epochs("hold-out", 50) == AUTO_MAX_EPOCHS
-    assert CRClassifier(max_iter=7)._max_epochs("cv", 1) == 7
+    assert max_epochs_rule("auto", "cv", 1) == AUTO_MAX_STEPS
+    assert max_epochs_rule("auto", "cv", 3) == math.ceil(AUTO_MAX_STEPS / 3)
+    assert max_epochs_rule("auto", "off", 3) == AUTO_MAX_EPOCHS
+    assert max_epochs_rule("auto", "hold-out", 50) == AUTO_MAX_EPOCHS
+    assert max_epochs_rule(7, "cv", 1) == 7
+    # On 600 rows in batches of 200: three steps an epoch.
+    plan = _plan(CRClassifier(max_iter="auto", early_stopping="cv"), 600, 4)
+    assert plan.max_epochs == math.ceil(AUTO_MAX_STEPS / 3)
+
+
+def test_the_plan_is_frozen_and_its_network_fields_are_plain():
+    plan = _plan(CRClassifier(), 300, 5)
+    assert isinstance(plan, FitPlan)
+    with pytest.raises(AttributeError):
+        plan.batch_size = 3
+    values = plan.network_values()
+    assert values["hidden"] == (64, 64) and values["encoding_bins"] == 4
+    assert values["dropout"] == 0.3 and values["dtype"] == "float32"
+    wide = _plan(CRClassifier(), 300, 384)
+    assert (wide.encoding_bins, wide.dropout) == (None, 0.1)
 
 
 class _Starts(Callback):
@@ -96,21 +135,28 @@ class _Starts(Callback):
 
 def _spy_runs(monkeypatch):
     starts = []
-    original = CRClassifier._build_net
+    original = base.make_net
 
-    def build(self, module, criterion, n_features, *, quiet=False, stopping=None):
-        net = original(
-            self, module, criterion, n_features, quiet=quiet, stopping=stopping
-        )
+    def build(*args, **kwargs):
+        net = original(*args, **kwargs)
         net.callbacks_.append(("spy", _Starts(starts).initialize()))
         return net
 
-    monkeypatch.setattr(CRClassifier, "_build_net", build)
+    monkeypatch.setattr(base, "make_net", build)
     return starts
 
 
+def _layers(network):
+    """The layers' parameters of a network, as float64 (no input transform)."""
+    return {
+        k: v.double()
+        for k, v in network.state_dict().items()
+        if k not in ("input_mean", "input_scale") and not k.startswith("encoding.")
+    }
+
+
 def _same(a, b):
-    a, b = a.state_dict(), b.state_dict()
+    a, b = _layers(a), _layers(b)
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
@@ -206,8 +252,10 @@ def test_seeded_fits_with_internal_cv_are_reproducible():
 def test_depth_growth_keeps_its_growth_under_internal_cv():
     from cr_sklearn import DepthGrowth
 
-    X, y = _data(n=200)
-    base = CRClassifier((8, 8), architecture="residual", **{**CV, "max_iter": 30})
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 4))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)  # needs depth: a product
+    base = CRClassifier((8,), architecture="residual", **{**CV, "max_iter": 30})
     grown = DepthGrowth(base, tol=0.0, max_blocks=2, max_steps=2, random_state=0)
     grown.fit(X, y)
     kept = [e for e in grown.growth_history_[1:] if e["kept"]]
@@ -215,7 +263,7 @@ def test_depth_growth_keeps_its_growth_under_internal_cv():
     model = grown.estimator_
     # The returned network has the grown blocks, and its last fit chose its
     # length by internal CV on top of the grown network.
-    assert grown.n_blocks_ > 1  # one block to start with
+    assert grown.n_blocks_ >= 1  # none to start with
     assert len(model.hidden_layer_sizes) == 1 + grown.n_blocks_
     assert model.early_stopping_ == "cv"
 
@@ -231,14 +279,12 @@ def test_auto_threads_use_one_thread_for_small_networks(monkeypatch):
     CRClassifier((8,), max_iter=2, callbacks=[Threads()], random_state=0).fit(X, y)
     assert seen == [1]
     # Large steps may use more, bounded by the usable CPUs and by four.
-    import cr_sklearn._params as params
+    import cr_sklearn._plan as plan
 
-    monkeypatch.setattr(params, "usable_cpus", lambda: 16)
+    monkeypatch.setattr(plan, "usable_cpus", lambda: 16)
 
     def threads(n_features, **params):
-        est = CRClassifier(**params)
-        est.classes_ = np.array([0, 1])
-        return est._fit_threads(n_features, 1000)
+        return _plan(CRClassifier(**params), 1000, n_features).n_threads
 
     assert threads(384, hidden_layer_sizes=(4096, 4096)) == 4
     assert threads(8) == 1
@@ -293,13 +339,35 @@ def test_early_stopping_that_converged_does_not_warn(early_stopping):
     assert model.best_epoch_ <= model.max_iter_ - model.n_iter_no_change
 
 
-@pytest.mark.parametrize("early_stopping", ["auto", False])
-def test_a_fixed_budget_never_warns(early_stopping):
-    # Below 2,000 rows "auto" trains the fixed budget: no epoch is chosen, so
-    # however much the loss still falls, there is nothing to warn about.
+def test_the_auto_fixed_budget_does_not_warn():
+    # Below 2,000 rows "auto" trains the fixed budget the defaults were tuned
+    # with (a regulariser, as HistGradientBoosting's max_iter): however much
+    # the loss still falls, more epochs are not the advice.
     X, y = _data()
-    model = CRClassifier(**{**FAST, "max_iter": 3, "early_stopping": early_stopping})
+    model = CRClassifier(**{**FAST, "max_iter": 3})
     assert not _convergence_warnings(lambda: model.fit(X, y))
     assert model.early_stopping_ == "off"
     assert model.loss_curve_[-1] < model.loss_curve_[-2]
+    assert not _convergence_warnings(lambda: model.partial_fit(X, y))
+
+
+def test_a_fixed_budget_the_user_chose_warns_while_the_loss_still_falls():
+    # early_stopping=False and max_iter reached with the training loss still
+    # falling by more than tol: a ConvergenceWarning, as MLPClassifier's.
+    X, y = _data()
+    model = CRClassifier(**{**FAST, "max_iter": 3, "early_stopping": False})
+    found = _convergence_warnings(lambda: model.fit(X, y))
+    assert len(found) == 1 and "still falling" in str(found[0].message)
+    # Converged (a loss that stopped falling): no warning.
+    long = CRClassifier(
+        (4,),
+        max_iter=400,
+        early_stopping=False,
+        dropout=0.0,
+        tol=0.05,
+        learning_rate_init=0.05,
+        random_state=0,
+    )
+    assert not _convergence_warnings(lambda: long.fit(X, y))
+    # partial_fit runs one epoch at a time: no convergence to speak of.
     assert not _convergence_warnings(lambda: model.partial_fit(X, y))

@@ -1,0 +1,450 @@
+"""The plan of a fit: every ``"auto"`` and derived setting, resolved once (private).
+
+A fit resolves the estimator's parameters against the data's shape into one
+frozen :class:`FitPlan`; everything after that (the input transform, the
+trainer, the members) reads the plan, never the parameters. The rules that
+turn ``"auto"`` into values are the functions of the first section, each
+with its formula, and the constants they read; a reader looking for "what
+does ``dropout="auto"`` mean on this data" finds it here and nowhere else.
+"""
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from skorch.callbacks import Callback
+
+from ._utils import find_stacklevel, is_integer, usable_cpus
+
+__all__ = []
+
+
+# -- the rules: "auto" values as functions of the data's shape -----------------
+
+#: ``encoding_bins="auto"``: 4 quantile bins per column, up to this many
+#: input columns; wider inputs (sentence embeddings) are not encoded.
+AUTO_ENCODING_BINS = 4
+AUTO_ENCODING_MAX_FEATURES = 100
+#: ``dropout="auto"``: with an input encoding, and without one.
+AUTO_DROPOUT_ENCODED = 0.3
+AUTO_DROPOUT = 0.1
+#: ``batch_size="auto"``: ``min(AUTO_BATCH_SIZE, n_samples)``.
+AUTO_BATCH_SIZE = 200
+#: ``learning_rate_init="auto"``: this step at batch ``AUTO_BATCH_SIZE``.
+AUTO_LEARNING_RATE = 1e-3
+#: ``early_stopping="auto"`` holds out a validation set from this size on.
+AUTO_HOLD_OUT_MIN_SAMPLES = 2000
+#: ``max_iter="auto"``: epochs of a fixed budget or a hold-out fit ...
+AUTO_MAX_EPOCHS = 100
+#: ... and optimizer steps of a fit whose epochs the out-of-fold rows choose.
+AUTO_MAX_STEPS = 2000
+#: Folds of ``early_stopping="cv"``.
+CV_FOLDS = 3
+#: Patience of out-of-fold stopping: at least this many optimizer steps.
+MIN_PATIENCE_STEPS = 50
+#: ``n_projections="auto"``: the exact stream up to this many columns (the
+#: columns the stream differentiates by), random projections above.
+EXACT_STREAM_MAX_COLUMNS = 32
+AUTO_PROJECTIONS = 4
+#: ``n_threads="auto"``: one thread below this many multiply-adds per step
+#: (batch rows x weights), at most ``AUTO_THREADS_MAX`` above
+#: (benchmarks/results/threads.md).
+AUTO_THREADS_MIN_MACS = 16_000_000
+AUTO_THREADS_MAX = 4
+#: The largest network a fit builds, in learnable parameters, counting every
+#: member and the folds of ``early_stopping="cv"``.
+MAX_NETWORK_PARAMETERS = 10**9
+
+
+def encoding_bins_rule(encoding_bins, n_features):
+    """``encoding_bins`` resolved: 4 bins up to 100 columns, none above."""
+    if encoding_bins == "auto":
+        return AUTO_ENCODING_BINS if n_features <= AUTO_ENCODING_MAX_FEATURES else None
+    return None if encoding_bins is None else int(encoding_bins)
+
+
+def dropout_rule(dropout, encoding_bins):
+    """``dropout`` resolved: 0.3 with an input encoding, 0.1 without."""
+    if dropout == "auto":
+        return AUTO_DROPOUT if encoding_bins is None else AUTO_DROPOUT_ENCODED
+    return float(dropout)
+
+
+def batch_size_rule(batch_size, n_samples):
+    """``batch_size`` resolved and capped at the rows: ``min(200, n)``."""
+    size = AUTO_BATCH_SIZE if batch_size == "auto" else int(batch_size)
+    return max(1, min(size, n_samples))
+
+
+def learning_rate_rule(learning_rate_init, batch_size):
+    """``learning_rate_init``; ``"auto"`` is ``1e-3 * max(1, batch / 200)``.
+
+    Above 200 rows a batch averages more samples and an epoch takes fewer
+    steps: the step grows in proportion (the linear scaling rule).
+    """
+    if learning_rate_init == "auto":
+        return AUTO_LEARNING_RATE * max(1.0, batch_size / AUTO_BATCH_SIZE)
+    return float(learning_rate_init)
+
+
+def stopping_rule(early_stopping, n_samples, n_features, n_members, widest_fixed):
+    """``"off"``, ``"hold-out"`` or ``"cv"``.
+
+    Members choose their epochs on their own folds (``"cv"``) unless
+    ``early_stopping=False``. ``"auto"`` trains a fixed budget below 2,000
+    rows on inputs of at most ``widest_fixed`` columns (any width when
+    ``None``) and holds out a validation set otherwise.
+    """
+    if n_members > 1:
+        return "off" if early_stopping is False else "cv"
+    if early_stopping == "cv":
+        return "cv"
+    if early_stopping == "auto":
+        small = n_samples < AUTO_HOLD_OUT_MIN_SAMPLES
+        narrow = widest_fixed is None or n_features <= widest_fixed
+        return "off" if small and narrow else "hold-out"
+    return "hold-out" if early_stopping else "off"
+
+
+def max_epochs_rule(max_iter, stopping, steps_per_epoch):
+    """``max_iter`` resolved: 100 epochs, or 2,000 steps when folds stop."""
+    if max_iter != "auto":
+        return int(max_iter)
+    if stopping == "cv":
+        return max(1, math.ceil(AUTO_MAX_STEPS / steps_per_epoch))
+    return AUTO_MAX_EPOCHS
+
+
+def patience_rule(n_iter_no_change, stopping, steps_per_epoch):
+    """Epochs without improvement before stopping (at least 50 steps with folds)."""
+    if stopping == "cv":
+        return max(n_iter_no_change, math.ceil(MIN_PATIENCE_STEPS / steps_per_epoch))
+    return int(n_iter_no_change)
+
+
+def stream_rule(n_projections, n_columns):
+    """The stream's directions: ``"exact"`` or a count.
+
+    ``"auto"``: exact up to 32 columns, 4 random directions above; a count
+    above the columns is the exact stream (as cheap, and exact).
+    """
+    if n_projections == "exact":
+        return "exact"
+    if n_projections == "auto":
+        return "exact" if n_columns <= EXACT_STREAM_MAX_COLUMNS else AUTO_PROJECTIONS
+    return "exact" if n_projections > n_columns else int(n_projections)
+
+
+def threads_rule(n_threads, n_features, hidden, n_outputs, batch_size, n_members):
+    """``n_threads`` resolved: 1 unless a step is large enough for more to pay.
+
+    It depends on the shape and the usable CPUs only, never on the machine's
+    momentary load, so seeded fits stay reproducible.
+    """
+    if n_threads != "auto":
+        return n_threads
+    sizes = [n_features, *hidden, n_outputs]
+    weights = sum(a * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    if batch_size * weights * n_members < AUTO_THREADS_MIN_MACS:
+        return 1
+    return min(usable_cpus(), AUTO_THREADS_MAX)
+
+
+def steps_per_epoch(n_samples, batch_size):
+    """Optimizer steps in one epoch over ``n_samples`` rows."""
+    return max(1, math.ceil(n_samples / batch_size))
+
+
+def network_parameters(architecture, n_inputs, hidden, n_outputs, poly, degree):
+    """Learnable parameters of one network, counted without building it."""
+    coefficients = degree + 1 if poly else 0
+    if architecture == "residual":
+        width, inner = hidden[0], hidden[1:]
+        count = (n_inputs + 1) * width + coefficients * width
+        count += sum(
+            width + (width + 1) * w + coefficients * w + (w + 1) * width for w in inner
+        )
+        return count + (width + 1) * n_outputs
+    sizes = [n_inputs, *hidden]
+    count = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    count += coefficients * sum(hidden)
+    return count + (sizes[-1] + 1) * n_outputs
+
+
+# -- parameter checks that need more than sklearn's constraints ---------------
+
+
+def hidden_sizes(value):
+    """``hidden_layer_sizes`` as a tuple of ints >= 1; floats and bools raise."""
+    entries = [value] if is_integer(value) else value
+    if isinstance(value, (str, bytes, bool, np.bool_)) or not hasattr(
+        entries, "__iter__"
+    ):
+        raise ValueError(
+            "hidden_layer_sizes must be an int or a flat sequence of ints >= 1, "
+            f"got {value!r:.80}."
+        )
+    entries = list(entries)
+    for i, size in enumerate(entries):
+        if not is_integer(size) or size < 1:
+            raise ValueError(
+                f"hidden_layer_sizes[{i}] = {size!r:.40} is not an integer >= 1: "
+                "hidden_layer_sizes must be an int or a flat sequence of ints "
+                f">= 1, got {value!r:.80}."
+            )
+    return tuple(int(size) for size in entries)
+
+
+def check_callbacks(callbacks):
+    """Each entry: a skorch callback (instance or class) or ``(name, callback)``."""
+    for i, entry in enumerate(callbacks or []):
+        name, callback = None, entry
+        if isinstance(entry, tuple):
+            if len(entry) != 2 or not isinstance(entry[0], str):
+                raise TypeError(
+                    f"callbacks[{i}] = {entry!r:.80} is not a (name, callback) "
+                    "tuple with a str name."
+                )
+            name, callback = entry
+        is_class = isinstance(callback, type) and issubclass(callback, Callback)
+        if not (isinstance(callback, Callback) or is_class):
+            where = f"callbacks[{i}]" + ("" if name is None else f"[1] ({name!r})")
+            raise TypeError(
+                f"{where} = {callback!r:.80} is not a skorch callback: pass "
+                "skorch.callbacks.Callback instances or (name, callback) tuples."
+            )
+
+
+def class_weights(class_weight, classes):
+    """Per-class weights aligned with ``classes`` (``None``: no weights).
+
+    As :func:`sklearn.utils.class_weight.compute_class_weight` for a dict:
+    classes missing from it weigh 1, a key that is not a class raises unless
+    every class has a weight, every weight is a finite number >= 0.
+    ``"balanced"`` is resolved from the data by the caller.
+    """
+    if not isinstance(class_weight, dict):
+        return None
+    for key, value in class_weight.items():
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise TypeError(f"class_weight[{key!r}] = {value!r:.40} is not a number.")
+        if not (np.isfinite(value) and value >= 0):
+            raise ValueError(
+                f"class_weight[{key!r}] = {value!r} must be a finite number >= 0."
+            )
+    per_class = np.ones(len(classes))
+    unweighted = []
+    for i, label in enumerate(classes):
+        try:
+            per_class[i] = float(class_weight[label])
+        except (KeyError, TypeError):
+            unweighted.append(label)
+    if unweighted and len(classes) - len(unweighted) != len(class_weight):
+        labels = np.asarray(unweighted).tolist()
+        raise ValueError(
+            f"The classes, {labels}, are not in class_weight (its keys "
+            f"{list(class_weight)[:10]} include labels that are not classes)."
+        )
+    return per_class
+
+
+# -- the plan ------------------------------------------------------------------
+
+#: The plan's fields that define the built network: they cannot change under
+#: ``warm_start`` or ``partial_fit`` (growth changes ``hidden`` itself).
+NETWORK_FIELDS = (
+    "architecture",
+    "hidden",
+    "activation",
+    "degree",
+    "dropout",
+    "spectral_norm",
+    "standardize",
+    "encoding_bins",
+    "dtype",
+    "device",
+)
+#: The parameter each network field comes from, for messages.
+_PARAM_OF = {"hidden": "hidden_layer_sizes"}
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """Every setting of one fit, resolved from the parameters and the data.
+
+    The fields are plain values (a plan is saved with the model). The
+    network fields (:data:`NETWORK_FIELDS`) are fixed once a network is
+    built; the others are resolved anew by every fit.
+    """
+
+    # The data.
+    n_samples: int
+    n_features: int
+    n_outputs: int
+    # The network.
+    architecture: str
+    hidden: tuple
+    activation: str
+    degree: int
+    dropout: float
+    spectral_norm: bool
+    standardize: bool
+    encoding_bins: int | None
+    dtype: str
+    device: str
+    n_members: int
+    # Training.
+    stopping: str
+    validation_fraction: float
+    batch_size: int
+    learning_rate: float
+    betas: tuple
+    weight_decay: float
+    max_epochs: int
+    patience: int
+    tol: float
+    dreg: str | None
+    dreg_lambda: float
+    igpen_lambda: float
+    n_projections: object
+    stream_rows: int | None
+    n_threads: int | None
+    verbose: int
+
+    @property
+    def cv_folds(self):
+        """Members the fit trains: its members, or the folds that choose epochs."""
+        if self.n_members > 1:
+            return self.n_members
+        return CV_FOLDS if self.stopping == "cv" else 1
+
+    def stream(self, n_columns):
+        """The stream's directions for ``n_columns`` stream columns, or ``None``."""
+        if self.dreg != "stream" or self.dreg_lambda == 0:
+            return None
+        return stream_rule(self.n_projections, n_columns)
+
+    def network_values(self):
+        """The network fields, by name."""
+        return {name: getattr(self, name) for name in NETWORK_FIELDS}
+
+    def check_same_network(self, built):
+        """Raise if a network field differs from the network ``built`` with."""
+        for name in NETWORK_FIELDS:
+            if name in built and getattr(self, name) != built[name]:
+                param = _PARAM_OF.get(name, name)
+                raise ValueError(
+                    f"{param}={getattr(self, name)!r} differs from the fitted "
+                    f"network's {built[name]!r}: {param} cannot change under "
+                    "warm_start or partial_fit. Fit with warm_start=False to "
+                    "rebuild the network."
+                )
+
+    def check_size(self, n_inputs, n_members=None):
+        """Raise before building networks of over ``MAX_NETWORK_PARAMETERS``.
+
+        Counts every member (``n_members``, default the plan's members or
+        folds): the folds of ``early_stopping="cv"`` are built at once.
+        """
+        members = self.cv_folds if n_members is None else n_members
+        one = network_parameters(
+            self.architecture,
+            int(n_inputs),
+            self.hidden,
+            self.n_outputs,
+            self.activation == "poly",
+            self.degree,
+        )
+        if one * members > MAX_NETWORK_PARAMETERS:
+            what = f" x {members} networks" if members > 1 else ""
+            raise ValueError(
+                f"The network would have {one * members:.3g} learnable "
+                f"parameters ({one:.3g}{what}: hidden_layer_sizes="
+                f"{self.hidden!r:.60}, degree={self.degree}, {n_inputs} input "
+                f"columns{' after the encoding' if self.encoding_bins else ''}), "
+                f"over the bound of {MAX_NETWORK_PARAMETERS:.0e}. Use fewer or "
+                "narrower layers, fewer members, a lower degree or fewer "
+                "encoding_bins."
+            )
+
+
+def resolve_plan(
+    params, n_samples, n_features, n_outputs, *, device, incremental, widest_fixed
+):
+    """The :class:`FitPlan` of the estimator's ``params`` on this data.
+
+    ``params`` is ``get_params(deep=False)``; ``incremental``: a
+    ``partial_fit`` call (one epoch, no stopping); ``widest_fixed``: the
+    estimator's bound for ``early_stopping="auto"``'s fixed budget.
+    """
+    hidden = hidden_sizes(params["hidden_layer_sizes"])
+    check_callbacks(params["callbacks"])
+    n_members = int(params["n_members"])
+    bins = encoding_bins_rule(params["encoding_bins"], n_features)
+    stopping = (
+        "off"
+        if incremental
+        else stopping_rule(
+            params["early_stopping"], n_samples, n_features, n_members, widest_fixed
+        )
+    )
+    # The rows one optimizer step reads: a hold-out fit trains on the rest.
+    train_rows = n_samples
+    if stopping == "hold-out":
+        train_rows = n_samples - int(np.ceil(params["validation_fraction"] * n_samples))
+    batch = batch_size_rule(params["batch_size"], max(1, train_rows))
+    steps = steps_per_epoch(max(1, train_rows), batch)
+    k = params["n_projections"]
+    if not isinstance(k, str) and k > n_features:
+        warnings.warn(
+            f"n_projections={k} is more than the {n_features} features: capped, "
+            "the exact stream (n_features directions, no estimation noise, no "
+            "more cost) is used.",
+            UserWarning,
+            stacklevel=find_stacklevel(),
+        )
+    return FitPlan(
+        n_samples=int(n_samples),
+        n_features=int(n_features),
+        n_outputs=int(n_outputs),
+        architecture=params["architecture"],
+        hidden=hidden,
+        activation=params["activation"],
+        degree=int(params["degree"]),
+        dropout=dropout_rule(params["dropout"], bins),
+        spectral_norm=bool(params["spectral_norm"]),
+        standardize=bool(params["standardize"]),
+        encoding_bins=bins,
+        dtype=params["dtype"],
+        device=device,
+        n_members=n_members,
+        stopping=stopping,
+        validation_fraction=float(params["validation_fraction"]),
+        batch_size=batch,
+        learning_rate=learning_rate_rule(params["learning_rate_init"], batch),
+        betas=(float(params["beta_1"]), float(params["beta_2"])),
+        weight_decay=float(params["weight_decay"]),
+        max_epochs=1
+        if incremental
+        else max_epochs_rule(params["max_iter"], stopping, steps),
+        patience=patience_rule(params["n_iter_no_change"], stopping, steps),
+        tol=float(params["tol"]),
+        dreg=params["dreg"],
+        dreg_lambda=float(params["dreg_lambda"]) if params["dreg"] else 0.0,
+        igpen_lambda=float(params["igpen_lambda"]),
+        n_projections=k,
+        stream_rows=params["stream_rows"],
+        # By the batch over every row (the folds' and the members'), as the
+        # step that costs the most.
+        n_threads=threads_rule(
+            params["n_threads"],
+            n_features,
+            hidden,
+            n_outputs,
+            batch_size_rule(params["batch_size"], n_samples),
+            n_members,
+        ),
+        verbose=int(params["verbose"]),
+    )

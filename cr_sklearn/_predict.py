@@ -1,0 +1,191 @@
+"""Prediction from the fitted float64 network: outputs, Jacobians, the contract.
+
+Every prediction of a fitted CR estimator (``predict``, ``predict_proba``,
+``decision_function``, ``jacobian``, the gradient norms, the members' and
+the out-of-fold predictions) runs here, on ``module_``: the float64 network
+that holds the input transform and the trained layers. In float64 the
+outputs do not depend on the batch they are computed in (to ``1e-12``).
+
+:func:`contract_path` is the check every fit ends with: on up to 1,000
+training rows, the prediction path against the training forward (the
+layers in the training dtype on the inputs they trained on). (Private.)
+"""
+
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+from ._utils import check_finite_rows
+
+__all__ = []
+
+# Rows x (directions or outputs) x width elements per chunk: small enough
+# (1 MiB of float64) for the activation's elementwise chain to stay in
+# cache, and memory stays bounded.
+CHUNK_ELEMENTS = 2**17
+#: Largest difference in probability the contract allows.
+CONTRACT_TOLERANCE = 1e-4
+#: Training rows the contract check compares.
+CONTRACT_ROWS = 1000
+# MKL picks its kernels by the threads it finds free, so concurrent calls can
+# differ from serial ones in the last bit: one evaluation at a time keeps
+# threaded predictions bit-identical to serial ones.
+_LOCK = threading.Lock()
+
+#: How a fitted model computes its outputs, in the order a fit tries them:
+#: the folded plan (one product per layer), the float64 network op by op,
+#: and the training layers in the training dtype.
+PATHS = ("folded", "float64", "training")
+
+
+@contextmanager
+def inference_context(module=None):
+    """One evaluation at a time, without autograd, ``module`` in eval mode.
+
+    A client may leave the fitted network in training mode (an exporter
+    restoring its own wrapper's mode, say): predictions never apply
+    dropout, and the mode is put back afterwards.
+    """
+    # torch applies set_num_threads to a new thread's OpenMP/MKL settings
+    # lazily; get_num_threads() applies it to the calling thread.
+    torch.get_num_threads()
+    with _LOCK, torch.inference_mode():
+        training = module is not None and module.training
+        if training:
+            module.eval()
+        try:
+            yield
+        finally:
+            if training:
+                module.train()
+
+
+def chunks(n_rows, per_row):
+    """Slices of at most ``CHUNK_ELEMENTS // per_row`` rows."""
+    size = max(1, CHUNK_ELEMENTS // max(1, per_row))
+    for start in range(0, n_rows, size):
+        yield slice(start, start + size)
+
+
+def _as_tensor(rows, device):
+    # A view of X where numpy allows it: the network does not write to it.
+    t = torch.from_numpy(rows) if rows.flags.writeable else torch.tensor(rows)
+    return t.to(device)
+
+
+def outputs(module, X, *, device, width, path="folded", layers=None):
+    """The network's outputs for float64 ``X``, as float64 numpy, in chunks.
+
+    ``(n_samples, n_outputs)``; a member stack's ``(M, n_samples, n_outputs)``.
+    ``width``: the widest layer (sets the chunk size). ``path`` is one of
+    :data:`PATHS`; ``"training"`` needs ``layers``, the training network.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n_members = getattr(module, "n_members", None)
+    shape = (X.shape[0], module.n_outputs)
+    if n_members is not None:
+        shape = (n_members, *shape)
+    out = np.empty(shape)
+    with inference_context(module):
+        predictor = getattr(module, "predictor", None)
+        if path == "folded" and predictor is not None:
+            forward = predictor(torch.float64, torch.device(device))
+        elif path in ("folded", "float64"):
+            forward = module
+        else:
+            dtype = next(layers.parameters()).dtype
+            layers.eval()
+
+            def forward(x):
+                return layers(module.transform_input(x).to(dtype)).double()
+
+        for sl in chunks(X.shape[0], width * (n_members or 1)):
+            out[..., sl, :] = forward(_as_tensor(X[sl], device)).cpu().numpy()
+    flat = out if n_members is None else out.transpose(1, 0, 2).reshape(len(X), -1)
+    check_finite_rows(flat, "network output")
+    return out
+
+
+def jacobians(module, X, *, device, width, combine=None, scale=None, features=False):
+    """``d output / d X`` per sample, float64, in chunks.
+
+    ``combine(out, jac)`` turns a member stack's outputs and Jacobians into
+    those of the function its predictions come from. With ``scale``, the
+    per-sample norms ``||J diag(scale)||_F`` instead; with ``features``, the
+    norms of the Jacobian by the encoded columns the first layer reads. The
+    norms of several outputs are those of the Jacobian centred over the
+    outputs.
+    """
+    n_out, d = module.n_outputs, module.n_features
+    n_members = getattr(module, "n_members", None)
+    # The norms of several outputs (logits): centred over the outputs first,
+    # what probabilities depend on (softmax ignores a common shift).
+    centre = n_out > 1 and (features or scale is not None)
+    per_row = min(n_out, d) * width * 2 * (n_members or 1)
+    if scale is not None:
+        scale_t = torch.as_tensor(scale, dtype=torch.float64, device=device)
+    result = None
+    with inference_context(module):
+        for sl in chunks(X.shape[0], per_row):
+            xb = torch.tensor(X[sl], dtype=torch.float64, device=device)
+            function = module.feature_jacobian if features else module.input_jacobian
+            jac = function(xb)
+            if n_members is not None:
+                forward = getattr(module, "predict_values", None) or module
+                jac = combine(forward(xb), jac)
+            if centre:
+                jac = jac - jac.mean(dim=1, keepdim=True)
+            if features:
+                jac = torch.linalg.vector_norm(jac, dim=(1, 2))
+            elif scale is not None:
+                jac = torch.linalg.vector_norm(jac * scale_t, dim=(1, 2))
+            jac = jac.cpu().numpy()
+            if result is None:
+                result = np.empty((X.shape[0], *jac.shape[1:]))
+            result[sl] = jac
+    return check_finite_rows(result, "Jacobian")
+
+
+def contract_rows(n_samples):
+    """The training rows the contract check reads: evenly spaced, at most 1,000."""
+    spaced = np.linspace(0, n_samples - 1, min(n_samples, CONTRACT_ROWS))
+    return np.unique(spaced.round().astype(np.int64))
+
+
+def training_outputs(layers, H):
+    """The training forward: ``layers`` in eval mode on their training inputs."""
+    was_training = layers.training
+    layers.eval()
+    try:
+        with torch.no_grad():
+            return layers(H).double().cpu().numpy()
+    finally:
+        layers.train(was_training)
+
+
+def contract_path(module, layers, X, H, proba, *, device, width):
+    """The first prediction path that computes the trained function.
+
+    Compares the probabilities (``proba(outputs)``) of each path of
+    :data:`PATHS` on float64 rows ``X`` with the training forward of
+    ``layers`` on ``H`` (the same rows as trained on); the first within
+    :data:`CONTRACT_TOLERANCE` is returned, with the largest difference of
+    each path tried. A path that fails to run (a non-finite output) counts
+    as a disagreement.
+    """
+    expected = proba(training_outputs(layers, H))
+    tried = {}
+    for path in PATHS:
+        try:
+            got = proba(
+                outputs(module, X, device=device, width=width, path=path, layers=layers)
+            )
+        except ValueError:
+            tried[path] = np.inf
+            continue
+        tried[path] = float(np.max(np.abs(got - expected), initial=0.0))
+        if tried[path] <= CONTRACT_TOLERANCE:
+            return path, tried
+    return None, tried

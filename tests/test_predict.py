@@ -1,0 +1,132 @@
+"""Prediction from the fitted float64 network, and the numeric contract.
+
+Whatever a fit trains in, every prediction computes the function that was
+trained: the probabilities of ``predict_proba`` equal the training forward's
+(the layers in the training dtype on the inputs they trained on) to float32
+rounding, and the fit checks it before it returns.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from conftest import FAST
+
+from cr_sklearn import CRClassifier, CROrdinalRegressor, _predict
+
+
+def _training_proba(est, X):
+    """The training forward's probabilities: the layers on float32 inputs."""
+    H = est.module_.transform_input(torch.as_tensor(X, dtype=torch.float64))
+    dtype = next(est.net_.module_.parameters()).dtype
+    outputs = _predict.training_outputs(est.net_.module_, H.to(dtype))
+    proba = est._member_proba(outputs)
+    return proba.mean(axis=0) if proba.ndim == 3 else proba
+
+
+def test_predictions_equal_the_networks_forward():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 4))
+    y = (X[:, 0] + X[:, 1] ** 2 > 0.5).astype(int)
+    clf = CRClassifier(max_iter=3, random_state=0).fit(X, y)
+    assert not clf.module_.training
+    with torch.no_grad():
+        expected = clf.module_(torch.tensor(X)).numpy()[:, 0]
+    np.testing.assert_allclose(clf.decision_function(X), expected, rtol=0, atol=1e-12)
+    # One row, read-only input and a non-contiguous view give the same values.
+    np.testing.assert_allclose(
+        clf.decision_function(X[:1]), expected[:1], rtol=0, atol=1e-12
+    )
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(
+            clf.decision_function(frozen), clf.decision_function(X)
+        )
+    wide = np.repeat(X, 2, axis=1)[:, ::2]
+    np.testing.assert_array_equal(clf.decision_function(wide), clf.decision_function(X))
+    # The input is not written to.
+    np.testing.assert_array_equal(frozen, X)
+
+
+def test_the_folded_plan_is_checked_once_per_call_not_per_chunk(monkeypatch):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = CRClassifier(max_iter=2, random_state=0).fit(X, y)
+    expected = clf.predict_proba(X)
+    net_type = type(clf.module_)
+    state_key = net_type._state_key
+    calls = []
+    monkeypatch.setattr(
+        net_type, "_state_key", lambda self, *a: calls.append(1) or state_key(self, *a)
+    )
+    # Chunks of a few rows: many chunks, one look-up.
+    monkeypatch.setattr(_predict, "CHUNK_ELEMENTS", 4 * clf._max_width())
+    np.testing.assert_allclose(clf.predict_proba(X), expected, rtol=0, atol=1e-12)
+    assert calls == [1]
+
+
+CONFIGS = {
+    "default": (CRClassifier, {}),
+    "hold-out": (CRClassifier, {"early_stopping": True}),
+    "cv": (CRClassifier, {"early_stopping": "cv"}),
+    "members": (CRClassifier, {"n_members": 3}),
+    "residual": (
+        CRClassifier,
+        {"architecture": "residual", "hidden_layer_sizes": (8, 8)},
+    ),
+    "spectral": (CRClassifier, {"spectral_norm": True}),
+    "float64": (CRClassifier, {"dtype": "float64"}),
+    "ordinal": (CROrdinalRegressor, {}),
+    "ordinal members": (CROrdinalRegressor, {"n_members": 3}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_predictions_are_the_trained_function(name):
+    cls, params = CONFIGS[name]
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(240, 5)) * [1.0, 10.0, 1e-3, 1.0, 100.0] + [0, 5, 1e3, 0, 0]
+    y = np.digitize(X[:, 0] + rng.normal(size=240) * 0.3, [-0.5, 0.5])
+    est = cls(**{**FAST, **params}).fit(X, y)
+    assert est._prediction_path == "folded"
+    np.testing.assert_allclose(
+        est.predict_proba(X), _training_proba(est, X), rtol=0, atol=1e-4
+    )
+
+
+def test_a_path_that_disagrees_is_replaced_by_one_that_agrees(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    outputs = _predict.outputs
+
+    def broken_fold(module, X, *, path="folded", **kwargs):
+        out = outputs(module, X, path=path, **kwargs)
+        return out + 5.0 if path == "folded" else out
+
+    monkeypatch.setattr(_predict, "outputs", broken_fold)
+    with pytest.warns(UserWarning, match="'float64' path"):
+        clf = CRClassifier(**FAST).fit(X, y)
+    assert clf._prediction_path == "float64"
+    np.testing.assert_allclose(
+        clf.predict_proba(X), _training_proba(clf, X), rtol=0, atol=1e-4
+    )
+
+
+def test_a_model_whose_predictions_are_not_the_trained_function_is_never_returned(
+    monkeypatch,
+):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    monkeypatch.setattr(
+        _predict, "training_outputs", lambda layers, H: np.full((len(H), 1), 9.0)
+    )
+    clf = CRClassifier(**FAST)
+    with pytest.raises(RuntimeError, match="differ from the trained function"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "module_")
