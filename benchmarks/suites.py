@@ -6,7 +6,8 @@ RandomForest, XGBoost, MLP), HistGradientBoostingClassifier, LightGBM and
 CatBoost at their defaults and pytabkit's RealMLP-TD, each seeded with the
 split's index and one thread (LightGBM ``n_jobs=1``, CatBoost
 ``thread_count=1``); a model whose package is missing is named and skipped.
-SVC trains on at most ``suite_tables.SVC_MAX_ROWS`` rows of a training fold.
+SVC and RealMLP-TD train on at most ``suite_tables.SVC_MAX_ROWS`` and
+``suite_tables.REALMLP_MAX_ROWS`` rows of a training fold.
 Scores: accuracy, log-loss, fit time and, for CR models, tau
 (``gradient_tail_ratio`` of ``gradient_norms`` on the test fold, the one rule).
 
@@ -177,7 +178,10 @@ SUITE = Task(
     },
     diagnostics=("tau",),
     fractions=True,
-    max_train_rows={"SVC": suite_tables.SVC_MAX_ROWS},
+    max_train_rows={
+        "SVC": suite_tables.SVC_MAX_ROWS,
+        "RealMLP-TD": suite_tables.REALMLP_MAX_ROWS,
+    },
     per_table=_tau_section,
     list_columns=lambda t: {"nonlinear": {None: "-"}.get(t.nonlinear, t.nonlinear)},
 )

@@ -224,7 +224,10 @@ def test_the_baselines_are_the_strongest_defaults_on_one_thread():
         params = suites.build_classifier(specs["CatBoost"], 3).get_params()
         assert (params["thread_count"], params["random_seed"]) == (1, 3)
         assert params["verbose"] == 0 and params["allow_writing_files"] is False
-    assert suites.SUITE.max_train_rows == {"SVC": registry.SVC_MAX_ROWS}
+    assert suites.SUITE.max_train_rows == {
+        "SVC": registry.SVC_MAX_ROWS,
+        "RealMLP-TD": registry.REALMLP_MAX_ROWS,
+    }
     assert set(suites.SUITE.optional.values()) == {
         "xgboost", "lightgbm", "catboost", "pytabkit"
     }  # fmt: skip
