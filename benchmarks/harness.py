@@ -532,6 +532,15 @@ def select_tables(task, names, split, data_dir, fraction=1.0):
     return tables, skipped
 
 
+def _model_text(model):
+    """The model with every parameter: scikit-learn's full repr, else its params."""
+    try:
+        return model.__repr__(N_CHAR_MAX=100_000)
+    except TypeError:  # not a scikit-learn estimator (CatBoost)
+        params = sorted(model.get_params().items(), key=lambda kv: kv[0])
+        return f"{type(model).__name__}({params!r})"
+
+
 def cache_key(task, table, spec, split, fraction=1.0):
     """12 hex digits of everything a baseline's result depends on."""
     model = task.build_model(spec, split)
@@ -539,7 +548,7 @@ def cache_key(task, table, spec, split, fraction=1.0):
         "table": [table.name, list(table.shape), list(getattr(table, "levels", ()))],
         "preprocessing": PREPROCESSING,
         "cv": [N_SPLITS, CV_SEED, split],
-        "model": [spec.name, model.__repr__(N_CHAR_MAX=100_000)],
+        "model": [spec.name, _model_text(model)],
         "max_train_rows": task.max_train_rows.get(spec.name),
         "fraction": fraction,
         "scoring": task.scoring,

@@ -179,6 +179,29 @@ def test_the_cache_key_follows_what_the_run_depends_on():
     assert harness.cache_key(TASK, _table("small", 61), lr, 0) != key
 
 
+def test_a_model_outside_scikit_learn_has_a_cache_key_of_its_params():
+    # CatBoost's repr takes no N_CHAR_MAX: its parameters name it instead.
+    class Foreign:
+        def __init__(self, depth=6):
+            self.depth = depth
+
+        def __repr__(self):
+            return "Foreign()"
+
+        def get_params(self):
+            return {"depth": self.depth}
+
+    def build(spec, split):
+        return Foreign(depth=dict(spec.params).get("depth", 6))
+
+    task = dataclasses.replace(TASK, build_model=build)
+    table = TABLES[0]
+    (spec,) = _specs("CR")
+    key = harness.cache_key(task, table, spec, 0)
+    other = dataclasses.replace(spec, params=(("depth", 8),))
+    assert harness.cache_key(task, table, other, 0) != key
+
+
 def test_baselines_are_cached_and_cr_models_never(tmp_path):
     table = TABLES[0]
     cr, dummy = _specs("CR", "Dummy")
