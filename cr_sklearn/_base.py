@@ -9,45 +9,23 @@ encoding, fitted in float64), the members' rows
 (:mod:`cr_sklearn._predict`). ``docs/developers.rst`` walks through it.
 """
 
-import copy
-import dataclasses
 import numbers
-import warnings
 from abc import abstractmethod
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _networks, _predict
+from . import _predict
+from ._fit import Fit, class_weight_of, rebuild_net
 from ._html_repr import FittedAttributesHTMLMixin
-from ._members import MemberCriterion, MemberStopping, member_rows
 from ._objective import TrainingObjective
-from ._plan import CV_FOLDS, class_weights, max_epochs_rule, resolve_plan
-from ._summaries import set_summaries
-from ._trainer import TensorDataset, make_net, optimizer_moments, torch_context, train
-from ._transform import InputTransform
-from ._utils import (
-    check_numeric_columns,
-    check_training_range,
-    find_stacklevel,
-    resolve_device,
-    warn_if_unstandardized,
-)
+from ._utils import check_numeric_columns
 from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
 
 __all__ = ["BaseCR", "partial_fit_available"]
-
-# Fitted attributes of one fit that a later fit may not set: a new fit drops them.
-_MEMBER_ATTRIBUTES = ("oob_score_", "oob_decision_function_")
 
 
 def partial_fit_available(estimator):
@@ -260,7 +238,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         """
         X = self._check_X(X)
         codes = self._encode_targets(np.asarray(y), reset=False)
-        weight = self._class_weight_of(codes)
+        weight = class_weight_of(self, codes)
         device = self.device_
         return (
             torch.tensor(X, dtype=torch.float64, device=device),
@@ -286,13 +264,12 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         self.hidden_layer_sizes = tuple(hidden_layer_sizes)
         self._built = {**self._built, "hidden": tuple(hidden_layer_sizes)}
         history = self.net_.history
-        self.net_ = self._rebuild_net()
+        self.net_ = rebuild_net(self)
         self.net_.history = history
 
     # -- fitting -------------------------------------------------------------
-    # -- fitting -------------------------------------------------------------
     def _fit(self, X, y, sample_weight=None, *, incremental=False, classes=None):
-        """Fit, or leave the estimator exactly as it was.
+        """Fit (:class:`~cr_sklearn._fit.Fit`), or leave the estimator as it was.
 
         A fit builds its model apart from the fitted one, so when it raises
         (Ctrl-C included), restoring the attributes restores the previous
@@ -300,471 +277,23 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         """
         before = dict(self.__dict__)
         try:
-            return self._fit_model(X, y, sample_weight, incremental, classes)
+            fit = Fit(
+                self, X, y, sample_weight, incremental=incremental, classes=classes
+            )
+            return fit.run()
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
 
-    def _fit_model(self, X, y, sample_weight, incremental, classes):
-        # 1. Validate the parameters and the data (targets and weights).
-        self._validate_params()
-        fitted = hasattr(self, "module_")
-        reset = not (fitted and (incremental or self.warm_start))
-        self._check_member_params(fitted, incremental)
-        X, codes, weight = self._prepare_data(
-            X, y, sample_weight, reset=reset, classes=classes
-        )
-        if reset:
-            rng = check_random_state(self.random_state)
-            self._seed = int(rng.randint(np.iinfo(np.int32).max))
-            self.device_ = resolve_device(self.device)
-            self._n_fit_calls = 0
-            for name in _MEMBER_ATTRIBUTES:
-                self.__dict__.pop(name, None)
-        seed = self._seed + self._n_fit_calls
-        self._n_fit_calls += 1
-        # 2. The plan: every setting of this fit, resolved once.
-        plan = resolve_plan(
-            self.get_params(deep=False),
-            *X.shape,
-            self._n_outputs(),
-            device=self.device_,
-            incremental=incremental,
-            widest_fixed=self._auto_fixed_budget_max_features,
-        )
-        if not reset:
-            plan.check_same_network(self._built)
-        with torch_context(seed, plan.n_threads, self.device_):
-            # 3. The rows each member trains and is validated on.
-            rows = self._member_rows(plan, codes, weight, seed)
-            # 4. The float64 network to start from (a fresh one: the input
-            #    transform fitted on the training rows, the output at the
-            #    prior), and its layers' inputs, computed once.
-            network = self._new_network(plan, X, codes, rows) if reset else self.module_
-            H = _networks.transformed(
-                network, X, _networks.torch_dtype(plan.dtype), self.device_
-            )
-            # 5. Train the layers, through the one training path.
-            warm = None if reset else ("optimizer" if incremental else "history")
-            net, plan, cv_curve = self._train(plan, network, H, codes, rows, warm, seed)
-            # 6. The fitted network: the trained layers in the float64 one;
-            #    its predictions checked against the training forward.
-            module = _networks.adopt(network, net.module_)
-            self._set_head_attributes(net)
-            self._prediction_path = self._check_contract(module, net.module_, X, H)
-            # 7. The fitted attributes and the summaries of the training data
-            #    (a Jacobian pass: under the fit's thread bound too).
-            self.module_, self.net_, self._plan = module, net, plan
-            self._built = plan.network_values()
-            self._set_fit_attributes(plan, rows, cv_curve, X, codes, incremental, seed)
-        return self
-
-    def _prepare_data(self, X, y, sample_weight, *, reset, classes):
-        """Validated ``X``, target codes and sample weights (with class weights)."""
-        check_numeric_columns(X)
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            reset=reset,
-            dtype=[np.float64, np.float32],
-            y_numeric=False,
-            multi_output=False,
-        )
-        X = np.asarray(X, dtype=np.float64)
-        check_training_range(X)
-        if reset and not self.standardize:
-            warn_if_unstandardized(X)
-        codes = self._encode_targets(y, reset=reset, classes=classes)
-        weight = self._class_weight_of(codes)
-        if sample_weight is not None:
-            weight = weight * _check_sample_weight(
-                sample_weight, X, dtype=np.float64, ensure_non_negative=True
-            )
-        if not weight.max() > 0:
-            raise ValueError("sample_weight must have a positive sum.")
-        return X, codes, weight
-
-    def _class_weight_of(self, codes):
-        """Per-sample weights implied by ``class_weight`` (ones if ``None``)."""
-        if self.class_weight is None:
-            return np.ones(len(codes))
-        if isinstance(self.class_weight, str):  # "balanced"
-            n_classes = len(self.classes_)
-            counts = np.bincount(codes, minlength=n_classes).astype(float)
-            per_class = len(codes) / (n_classes * np.maximum(counts, 1))
-        else:
-            per_class = class_weights(self.class_weight, self.classes_)
-        return per_class[codes]
-
-    def _check_member_params(self, fitted, incremental):
-        """Refuse ``oob_score``, ``igpen_lambda``, warm starts where invalid."""
-        members = self.n_members > 1
-        if not members and self.oob_score:
-            raise ValueError(
-                "oob_score=True needs n_members > 1: the out-of-fold predictions "
-                "come from the cross-fitted members (n_members=1 trains one "
-                "network on every row, and no row is out of fold)."
-            )
-        if members and self.igpen_lambda > 0:
-            raise ValueError(
-                "igpen_lambda > 0 is not available with n_members > 1: the "
-                "input-gradient penalty of a sum of the members' losses is not "
-                "the sum of their penalties. Use dreg, or n_members=1."
-            )
-        fitted_members = fitted and getattr(self.module_, "n_members", None)
-        if not (members or fitted_members):
-            return
-        if incremental:
-            raise ValueError(
-                "partial_fit is not available with n_members > 1: each member "
-                "trains on the rows outside its fold of the data given to fit, "
-                "and a stream of batches has no folds. Use fit, or n_members=1."
-            )
-        if fitted and self.warm_start:
-            raise ValueError(
-                "warm_start=True is not available with n_members > 1 (or on a "
-                "fitted member model): the folds belong to the data of the fit "
-                "that built the members. Fit with warm_start=False."
-            )
-
-    def _member_rows(self, plan, codes, weight, seed):
-        """The rows of every member the plan trains (:mod:`._members`)."""
-        if plan.n_members > 1:
-            return member_rows("folds", codes, weight, seed, n_members=plan.n_members)
-        if plan.stopping == "hold-out":
-            fraction = plan.validation_fraction
-            return member_rows(
-                "hold-out", codes, weight, seed, validation_fraction=fraction
-            )
-        return member_rows("all", codes, weight, seed)
-
-    def _new_network(self, plan, X, codes, rows):
-        """The float64 network a fresh fit starts from.
-
-        The transform is fitted on the rows some member trains on; the
-        layers are drawn at random; the output layer starts at each
-        member's prior: zero weights and the prior's logits as bias, so the
-        untrained model predicts the training prior, and the first steps fit
-        the output layer on near-linear features (the polynomials start as
-        the identity). A spectrally normalised output keeps its random start.
-        """
-        trained = rows.used
-        names = getattr(self, "feature_names_in_", None)
-        transform = InputTransform.fit(
-            X[trained],
-            rows.raw[trained],
-            standardize=plan.standardize,
-            bins=plan.encoding_bins,
-            names=None if names is None else list(names),
-        )
-        plan.check_size(transform.width)
-        members = plan.n_members if plan.n_members > 1 else None
-        network = _networks.fitted_network(plan, transform, members)
-        self.n_encoded_features_ = transform.n_encoded
-        if plan.spectral_norm:
-            return network
-        with torch.no_grad():
-            network.output.weight.zero_()
-            for m in range(rows.n_members):
-                keep = rows.train[:, m] > 0
-                bias = self._output_bias(codes[keep], rows.raw[keep])
-                if bias is not None:
-                    target = network.output.bias
-                    (target if members is None else target[m]).copy_(
-                        torch.as_tensor(bias)
-                    )
-        return network
-
-    def _train(self, plan, network, H, codes, rows, warm, seed):
-        """Train the layers of ``network``: ``(net, plan, cv_curve)``.
-
-        ``early_stopping="cv"`` trains the folds first, as members that start
-        from ``network``, then one network on every row for the epoch count
-        of the folds' least pooled out-of-fold loss.
-        """
-        layers = _networks.training_layers(network, _networks.torch_dtype(plan.dtype))
-        y = torch.as_tensor(codes, device=self.device_)
-        state = {}
-        if warm is not None:
-            state["history"] = self.net_.history
-        if warm == "optimizer":
-            state["moments"] = optimizer_moments(self.net_)
-        epochs, cv_curve, stopping = plan.max_epochs, None, None
-        if plan.stopping == "cv" and plan.n_members == 1:
-            if len(codes) < 2 * CV_FOLDS:
-                # Too few rows for the folds: a fixed budget.
-                epochs = max_epochs_rule(self.max_iter, "off", 1)
-                plan = dataclasses.replace(plan, stopping="off", max_epochs=epochs)
-                epochs = plan.max_epochs
-            else:
-                epochs, cv_curve = self._cv_epochs(
-                    plan, layers, H, y, codes, rows, seed
-                )
-        else:
-            stopping = self._stopping(plan, H, y, rows)
-        net = self._make_net(plan, layers, codes, rows, stopping)
-        train(net, self._dataset(H, y, rows), epochs, **state)
-        return net, plan, cv_curve
-
-    def _cv_epochs(self, plan, layers, H, y, codes, rows, seed):
-        """Epochs of least pooled out-of-fold loss: ``(n_epochs, curve)``."""
-        folds = member_rows("folds", codes, rows.raw, seed, n_members=CV_FOLDS)
-        stacked = type(layers).stack([layers] * CV_FOLDS)
-        stopping = MemberStopping(
-            self._held_data(H, y, folds),
-            mode="pooled",
-            patience=plan.patience,
-            tol=plan.tol,
-            load_best=False,
-        )
-        criterion = self._make_criterion(codes[rows.used], rows.raw[rows.used])
-        net = make_net(
-            plan,
-            stacked,
-            MemberCriterion([copy.deepcopy(criterion) for _ in range(CV_FOLDS)]),
-            TrainingObjective.from_plan(plan, stacked.stream_width),
-            stopping=stopping,
-            quiet=True,
-        )
-        train(net, self._dataset(H, y, folds), plan.max_epochs)
-        if net.interrupted_:
-            # Ctrl-C in the folds: no epoch count can be chosen; the fit stops.
-            raise KeyboardInterrupt
-        curve = np.asarray(net.history[:, "valid_loss"], dtype=float)
-        return int(np.argmin(np.where(np.isfinite(curve), curve, np.inf))) + 1, curve
-
-    def _held_data(self, H, y, rows):
-        """``(X, y, weights (M, n))`` of the rows some member is validated on."""
-        held = np.flatnonzero(rows.held.max(axis=1) > 0)
-        idx = torch.as_tensor(held, device=H.device)
-        weight = torch.as_tensor(
-            rows.held[held].T, dtype=torch.float64, device=H.device
-        )
-        return H[idx], y[idx], weight
-
-    def _stopping(self, plan, H, y, rows):
-        """The held-out validation callback of a fit (``None``: no held rows)."""
-        if rows.held is None:
-            return None
-        score = None
-        if rows.n_members == 1:
-
-            def score(net, X, codes):
-                with torch.no_grad():
-                    return self._validation_score(net, net.module_(X), codes)
-
-        return MemberStopping(
-            self._held_data(H, y, rows),
-            mode=None if plan.stopping == "off" else "per-member",
-            patience=plan.patience,
-            tol=plan.tol,
-            score=score,
-            sink=print if rows.n_members == 1 else None,
-        )
-
-    def _make_net(self, plan, layers, codes, rows, stopping):
-        """The skorch net that trains ``layers``, one criterion per member."""
-        criteria = [
-            self._make_criterion(codes[keep], rows.raw[keep])
-            for keep in (rows.train > 0).T
-        ]
-        single = getattr(layers, "n_members", None) is None
-        return make_net(
-            plan,
-            layers,
-            criteria[0] if single else MemberCriterion(criteria),
-            TrainingObjective.from_plan(plan, layers.stream_width),
-            stopping=stopping,
-            user_callbacks=self.callbacks,
-            note=_penalty_note(plan),
-        )
-
-    def _dataset(self, H, y, rows):
-        """The rows some member trains on, with their weights (``None``: all 1)."""
-        keep = rows.used
-        weight = rows.train[keep]
-        weight = weight[:, 0] if weight.shape[1] == 1 else weight
-        if not keep.all():
-            idx = torch.as_tensor(np.flatnonzero(keep), device=H.device)
-            H, y = H[idx], y[idx]
-        uniform = np.all(weight == 1.0)
-        return TensorDataset(
-            H,
-            y,
-            None if uniform else torch.as_tensor(weight, dtype=H.dtype).to(H.device),
-        )
-
-    def _check_contract(self, module, layers, X, H):
-        """The prediction path that computes the trained function (see _predict).
-
-        On up to 1,000 training rows, the fitted float64 network's
-        probabilities against the training forward's. A path other than
-        the folded plan warns; none agreeing raises: a model whose
-        predictions are not the trained function is never returned.
-        """
-        rows = _predict.contract_rows(len(X))
-        idx = torch.as_tensor(rows, device=H.device)
-        path, tried = _predict.contract_path(
-            module,
-            layers,
-            X[rows],
-            H[idx],
-            self._member_proba,
-            device=self.device_,
-            width=self._max_width(module),
-        )
-        found = ", ".join(f"{p} {v:.3g}" for p, v in tried.items())
-        if path is None:
-            raise RuntimeError(
-                "The fitted network's predictions differ from the trained "
-                f"function by more than {_predict.CONTRACT_TOLERANCE:g} in "
-                f"probability on the training rows (largest differences: {found}). "
-                "This is a bug in cr_sklearn: please report it with the data's shape."
-            )
-        if path != "folded":
-            warnings.warn(
-                f"The fitted network predicts through the {path!r} path: the "
-                "faster paths differ from the trained function on the training "
-                f"rows (largest differences in probability: {found}).",
-                UserWarning,
-                stacklevel=find_stacklevel(),
-            )
-        return path
-
     def _set_head_attributes(self, net):
         """Head-specific fitted attributes read from the trained net (a hook)."""
-
-    def _set_fit_attributes(self, plan, rows, cv_curve, X, codes, incremental, seed):
-        """The attributes that summarise the training run, then the summaries."""
-        net = self.net_
-        if net.interrupted_:
-            done = len(net.history) - net.rows_at_train_begin_
-            warnings.warn(
-                "Training interrupted by user: the fit stopped after "
-                f"{done} complete epoch(s) of this call and returns that model.",
-                UserWarning,
-                stacklevel=find_stacklevel(),
-            )
-        history = net.history
-        self.n_iter_ = len(history)
-        self.loss_curve_ = [float(v) for v in history[:, "train_loss"]]
-        self.max_iter_ = plan.max_epochs
-        self.early_stopping_ = plan.stopping
-        self.encoding_bins_, self.dropout_ = plan.encoding_bins, plan.dropout
-        stopping = dict(net.callbacks_).get("early_stopping")
-        members = plan.n_members > 1
-        self.best_epoch_ = getattr(stopping, "restored_epoch_", None)
-        if cv_curve is not None:
-            # The chosen number of epochs is the one the model trained for.
-            self.best_epoch_ = self.n_iter_
-        self.cv_validation_loss_ = cv_curve
-        if members:
-            self.best_epochs_ = stopping.best_epochs_
-            self.cv_validation_loss_ = np.asarray(history[:, "valid_loss"], dtype=float)
-        else:
-            best = self.best_epoch_
-            self.best_epochs_ = None if best is None else np.array([best])
-        self.validation_scores_ = self.best_validation_score_ = None
-        if plan.stopping == "hold-out" and not members:
-            scores = [row.get("valid_score") for row in history]
-            self.validation_scores_ = [float(v) for v in scores if v is not None]
-            if self.validation_scores_:
-                self.best_validation_score_ = max(self.validation_scores_)
-            else:
-                self.validation_scores_ = None
-        if members and self.oob_score:
-            proba = self._member_proba(self._outputs(X))
-            self.oob_decision_function_ = proba[rows.fold, np.arange(len(X))]
-            self.oob_score_ = self._oob_score(self.oob_decision_function_, codes)
-        if not net.interrupted_:
-            self._warn_if_unconverged(plan)
-        set_summaries(self, X, incremental=incremental, seed=seed)
-
-    def _warn_if_unconverged(self, plan):
-        """A ``ConvergenceWarning`` when training stopped while still improving.
-
-        With early stopping, when the chosen epoch is among the last
-        ``n_iter_no_change`` of the budget (the validation loss was still
-        improving); with a fixed budget, as
-        :class:`~sklearn.neural_network.MLPClassifier` warns at ``max_iter``,
-        when the training loss of the last ``n_iter_no_change`` epochs is
-        still falling by more than ``tol`` (relative) per epoch on average.
-        """
-        start = self.net_.rows_at_train_begin_
-        if plan.stopping == "off" and self.early_stopping is False:
-            curve = np.asarray(self.loss_curve_[start:], dtype=float)
-            window = min(self.n_iter_no_change, len(curve) - 1)
-            if window < 1 or not np.isfinite(curve[-window - 1 :]).all():
-                return
-            drop = (curve[-window - 1] - curve[-1]) / window
-            if drop > self.tol * max(abs(curve[-1]), 1e-12):
-                warnings.warn(
-                    f"The training loss was still falling after max_iter_="
-                    f"{plan.max_epochs} epochs ({drop:.3g} per epoch over the "
-                    f"last {window}, above tol={self.tol:g} relative): the fit "
-                    "did not converge. Increase max_iter, or use early stopping.",
-                    ConvergenceWarning,
-                    stacklevel=find_stacklevel(),
-                )
-            return
-        if self.best_epoch_ is None or plan.stopping == "off":
-            return
-        best = self.best_epoch_ - start
-        if best <= plan.max_epochs - self.n_iter_no_change:
-            return
-        if plan.n_members > 1:
-            chosen = "the latest member's best out-of-fold epoch"
-        elif plan.stopping == "cv":
-            chosen = "the internal folds' best epoch count"
-        else:
-            chosen = "the best validation epoch"
-        warnings.warn(
-            f"Early stopping did not converge: {chosen}, {best}, is among the "
-            f"last n_iter_no_change={self.n_iter_no_change} of max_iter_="
-            f"{plan.max_epochs} epochs, so the validation loss was still "
-            "improving. Increase max_iter.",
-            ConvergenceWarning,
-            stacklevel=find_stacklevel(),
-        )
-
-    def _rebuild_net(self):
-        """A skorch net around the layers of ``module_`` (after load or growth)."""
-        plan = self._plan
-        # Building draws initial weights: the caller's random streams stay.
-        with torch_context(0, None, self.device_):
-            layers = _networks.training_layers(
-                self.module_, _networks.torch_dtype(plan.dtype)
-            )
-            members = getattr(layers, "n_members", None)
-            criterion = self._make_criterion(None, None)
-            if members is not None:
-                criterion = MemberCriterion(
-                    [copy.deepcopy(criterion) for _ in range(members)]
-                )
-            return make_net(
-                plan,
-                layers,
-                criterion,
-                TrainingObjective.from_plan(plan, layers.stream_width),
-                quiet=True,
-            )
 
     # -- prediction ----------------------------------------------------------
     def _check_X(self, X):
         check_is_fitted(self, "module_")
         check_numeric_columns(X)
         return validate_data(self, X, reset=False, dtype=np.float64)
-
-    def _max_width(self, module=None):
-        module = self.module_ if module is None else module
-        return max(
-            *module.hidden_layer_sizes,
-            module.n_outputs,
-            module.n_features,
-            module.input_width,
-        )
 
     def _outputs(self, X):
         """The network's outputs for validated ``X``: float64, in chunks.
@@ -777,7 +306,6 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
             self.module_,
             X,
             device=self.device_,
-            width=self._max_width(),
             path=path,
             layers=self.net_.module_ if path == "training" else None,
         )
@@ -787,7 +315,6 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
             self.module_,
             X,
             device=self.device_,
-            width=self._max_width(),
             combine=self._combine_jacobian,
             scale=scale,
             features=features,
@@ -973,19 +500,3 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         tags.input_tags.sparse = False
         tags.non_deterministic = False
         return tags
-
-
-def _penalty_note(plan):
-    """What ``verbose`` prints before the epoch table about its columns."""
-    notes = []
-    if plan.dreg is not None and plan.dreg_lambda:
-        notes.append(
-            "penalty: the DREG penalty before scaling by dreg_lambda="
-            f"{plan.dreg_lambda:g}\ntrain_loss: data loss + dreg_lambda * penalty"
-        )
-    if plan.n_members > 1:
-        notes.append(
-            "members: train_loss and penalty are summed over the members; "
-            "valid_loss is their pooled out-of-fold loss"
-        )
-    return "\n".join(notes) or None

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
 from . import _networks
+from ._fit import class_weight_of, rebuild_net
 from ._model_file import (
     MAX_HEADER_BYTES,
     MAX_PARSE_COST,
@@ -195,9 +196,7 @@ def save_model(estimator, path):
             "saves it, for files only ever loaded by you (joblib runs code "
             "from the file)."
         )
-    if type(estimator).__name__ not in _estimators() or not hasattr(
-        estimator, "_fit_model"
-    ):
+    if type(estimator).__name__ not in _estimators() or not hasattr(estimator, "_fit"):
         raise TypeError(
             "save_model saves cr_sklearn's CR estimators (CRClassifier, "
             f"CROrdinalRegressor); got {type(estimator).__name__}."
@@ -946,8 +945,7 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
     for key, value in attributes.items():
         setattr(estimator, key, value)
     try:
-        class_weights_ok = estimator._class_weight_of(np.zeros(0, dtype=int))
-        del class_weights_ok
+        class_weight_of(estimator, np.zeros(0, dtype=int))
     except (TypeError, ValueError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
     estimator.device_ = resolve_device(device)
@@ -977,7 +975,7 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
     estimator.module_ = module.eval()
     estimator._plan = plan
     estimator._built = plan.network_values()
-    estimator.net_ = estimator._rebuild_net()
+    estimator.net_ = rebuild_net(estimator)
     given = {
         k[len("criterion.") :]: v
         for k, v in tensors.items()

@@ -75,13 +75,24 @@ def _as_tensor(rows, device):
     return t.to(device)
 
 
-def outputs(module, X, *, device, width, path="folded", layers=None):
+def max_width(module):
+    """The widest layer of a fitted network (sets the chunk size)."""
+    return max(
+        *module.hidden_layer_sizes,
+        module.n_outputs,
+        module.n_features,
+        module.input_width,
+    )
+
+
+def outputs(module, X, *, device, path="folded", layers=None):
     """The network's outputs for float64 ``X``, as float64 numpy, in chunks.
 
     ``(n_samples, n_outputs)``; a member stack's ``(M, n_samples, n_outputs)``.
-    ``width``: the widest layer (sets the chunk size). ``path`` is one of
-    :data:`PATHS`; ``"training"`` needs ``layers``, the training network.
+    ``path`` is one of :data:`PATHS`; ``"training"`` needs ``layers``, the
+    training network.
     """
+    width = max_width(module)
     X = np.ascontiguousarray(X, dtype=np.float64)
     n_members = getattr(module, "n_members", None)
     shape = (X.shape[0], module.n_outputs)
@@ -108,7 +119,7 @@ def outputs(module, X, *, device, width, path="folded", layers=None):
     return out
 
 
-def jacobians(module, X, *, device, width, combine=None, scale=None, features=False):
+def jacobians(module, X, *, device, combine=None, scale=None, features=False):
     """``d output / d X`` per sample, float64, in chunks.
 
     ``combine(out, jac)`` turns a member stack's outputs and Jacobians into
@@ -120,6 +131,7 @@ def jacobians(module, X, *, device, width, combine=None, scale=None, features=Fa
     """
     n_out, d = module.n_outputs, module.n_features
     n_members = getattr(module, "n_members", None)
+    width = max_width(module)
     # The norms of several outputs (logits): centred over the outputs first,
     # what probabilities depend on (softmax ignores a common shift).
     centre = n_out > 1 and (features or scale is not None)
@@ -165,7 +177,7 @@ def training_outputs(layers, H):
         layers.train(was_training)
 
 
-def contract_path(module, layers, X, H, proba, *, device, width):
+def contract_path(module, layers, X, H, proba, *, device):
     """The first prediction path that computes the trained function.
 
     Compares the probabilities (``proba(outputs)``) of each path of
@@ -179,9 +191,7 @@ def contract_path(module, layers, X, H, proba, *, device, width):
     tried = {}
     for path in PATHS:
         try:
-            got = proba(
-                outputs(module, X, device=device, width=width, path=path, layers=layers)
-            )
+            got = proba(outputs(module, X, device=device, path=path, layers=layers))
         except ValueError:
             tried[path] = np.inf
             continue

@@ -242,7 +242,7 @@ def test_ctrl_c_while_the_fit_finishes_keeps_the_previous_model(
 ):
     # After training, while the fitted attributes are computed: they are
     # installed together or not at all.
-    import cr_sklearn._base
+    import cr_sklearn._fit
 
     X, y = multiclass_data
     model = CRClassifier(**FAST).partial_fit(X, y, classes=np.unique(y))
@@ -253,7 +253,7 @@ def test_ctrl_c_while_the_fit_finishes_keeps_the_previous_model(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(cr_sklearn._base, "set_summaries", interrupted)
+        patch.setattr(cr_sklearn._fit, "set_summaries", interrupted)
         with pytest.raises(KeyboardInterrupt):
             model.partial_fit(X, y) if how == "partial_fit" else model.fit(X, y)
     _assert_unchanged(model, X, before, tmp_path)

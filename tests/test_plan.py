@@ -15,7 +15,7 @@ from conftest import FAST
 from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback
 
-import cr_sklearn._base as base
+import cr_sklearn._fit as base
 from cr_sklearn import CRClassifier, CROrdinalRegressor
 from cr_sklearn._plan import (
     AUTO_HOLD_OUT_MIN_SAMPLES,

@@ -64,7 +64,7 @@ def test_the_folded_plan_is_checked_once_per_call_not_per_chunk(monkeypatch):
         net_type, "_state_key", lambda self, *a: calls.append(1) or state_key(self, *a)
     )
     # Chunks of a few rows: many chunks, one look-up.
-    monkeypatch.setattr(_predict, "CHUNK_ELEMENTS", 4 * clf._max_width())
+    monkeypatch.setattr(_predict, "CHUNK_ELEMENTS", 4 * _predict.max_width(clf.module_))
     np.testing.assert_allclose(clf.predict_proba(X), expected, rtol=0, atol=1e-12)
     assert calls == [1]
 

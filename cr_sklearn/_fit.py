@@ -1,0 +1,525 @@
+"""The life of one ``fit`` or ``partial_fit`` call of a CR estimator (private).
+
+:class:`Fit` runs the steps in order, each reading the :class:`FitPlan`
+(:mod:`cr_sklearn._plan`) and the objects of its own module:
+
+1. validate the parameters and the data (targets, sample and class weights);
+2. seed the fit and resolve the plan;
+3. the members' rows: one network, a hold-out set, or cross-fitted folds;
+4. the float64 network to start from (a fresh one gets the input transform
+   fitted on the training rows and its output at the prior) and its layers'
+   inputs, transformed once;
+5. train the layers through the one training path (``early_stopping="cv"``:
+   the folds first, as members, then one network for their epoch count);
+6. the fitted network: the trained layers in the float64 one, its
+   predictions checked against the training forward (the numeric contract);
+7. the fitted attributes and the summaries of the training data.
+
+The estimator supplies the head: target codes, criterion, prior, validation
+score and probabilities.
+"""
+
+import copy
+import dataclasses
+import warnings
+
+import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+from . import _networks, _predict
+from ._members import MemberCriterion, MemberStopping, member_rows
+from ._objective import TrainingObjective
+from ._plan import CV_FOLDS, class_weights, max_epochs_rule, resolve_plan
+from ._summaries import set_summaries
+from ._trainer import TensorDataset, make_net, optimizer_moments, torch_context, train
+from ._transform import InputTransform
+from ._utils import (
+    check_numeric_columns,
+    check_training_range,
+    find_stacklevel,
+    resolve_device,
+    warn_if_unstandardized,
+)
+
+__all__ = []
+
+# Fitted attributes of one fit that a later fit may not set: a new fit drops them.
+_MEMBER_ATTRIBUTES = ("oob_score_", "oob_decision_function_")
+
+
+def class_weight_of(estimator, codes):
+    """Per-sample weights implied by ``class_weight`` (ones if ``None``)."""
+    if estimator.class_weight is None:
+        return np.ones(len(codes))
+    if isinstance(estimator.class_weight, str):  # "balanced"
+        n_classes = len(estimator.classes_)
+        counts = np.bincount(codes, minlength=n_classes).astype(float)
+        per_class = len(codes) / (n_classes * np.maximum(counts, 1))
+    else:
+        per_class = class_weights(estimator.class_weight, estimator.classes_)
+    return per_class[codes]
+
+
+def _criteria(estimator, layers, criteria):
+    """One criterion, or a :class:`MemberCriterion` for a member network."""
+    if getattr(layers, "n_members", None) is None:
+        return criteria[0]
+    return MemberCriterion(criteria)
+
+
+def rebuild_net(estimator):
+    """A skorch net around the layers of ``estimator.module_`` (after load, growth).
+
+    Its optimizer starts afresh; the caller sets the history.
+    """
+    plan = estimator._plan
+    # Building draws initial weights: the caller's random streams stay.
+    with torch_context(0, None, estimator.device_):
+        layers = _networks.training_layers(
+            estimator.module_, _networks.torch_dtype(plan.dtype)
+        )
+        members = getattr(layers, "n_members", None) or 1
+        criteria = [estimator._make_criterion(None, None) for _ in range(members)]
+        return make_net(
+            plan,
+            layers,
+            _criteria(estimator, layers, criteria),
+            TrainingObjective.from_plan(plan, layers.stream_width),
+            quiet=True,
+        )
+
+
+class Fit:
+    """One call of ``fit`` (``incremental=False``) or ``partial_fit``."""
+
+    def __init__(self, estimator, X, y, sample_weight, *, incremental, classes):
+        self.est = estimator
+        self.X, self.y, self.sample_weight = X, y, sample_weight
+        self.incremental, self.classes = incremental, classes
+
+    def run(self):
+        est = self.est
+        # 1. Validate the parameters and the data.
+        est._validate_params()
+        fitted = hasattr(est, "module_")
+        self.reset = not (fitted and (self.incremental or est.warm_start))
+        self._check_members(fitted)
+        X, codes, weight = self._data()
+        # 2. Seed the fit and resolve its plan.
+        if self.reset:
+            rng = check_random_state(est.random_state)
+            est._seed = int(rng.randint(np.iinfo(np.int32).max))
+            est.device_ = resolve_device(est.device)
+            est._n_fit_calls = 0
+            for name in _MEMBER_ATTRIBUTES:
+                est.__dict__.pop(name, None)
+        seed = est._seed + est._n_fit_calls
+        est._n_fit_calls += 1
+        plan = resolve_plan(
+            est.get_params(deep=False),
+            *X.shape,
+            est._n_outputs(),
+            device=est.device_,
+            incremental=self.incremental,
+            widest_fixed=est._auto_fixed_budget_max_features,
+        )
+        if not self.reset:
+            plan.check_same_network(est._built)
+        with torch_context(seed, plan.n_threads, est.device_):
+            # 3. The rows each member trains and is validated on.
+            rows = self._rows(plan, codes, weight, seed)
+            # 4. The network to start from, and its layers' inputs, once.
+            network = (
+                self._new_network(plan, X, codes, rows) if self.reset else (est.module_)
+            )
+            H = _networks.transformed(
+                network, X, _networks.torch_dtype(plan.dtype), est.device_
+            )
+            # 5. Train the layers.
+            net, plan, cv_curve = self._train(plan, network, H, codes, rows, seed)
+            # 6. The fitted network, and the numeric contract.
+            module = _networks.adopt(network, net.module_)
+            est._set_head_attributes(net)
+            est._prediction_path = self._contract(module, net.module_, X, H)
+            # 7. The fitted attributes and the summaries (a Jacobian pass:
+            #    under the fit's thread bound too).
+            est.module_, est.net_, est._plan = module, net, plan
+            est._built = plan.network_values()
+            self._attributes(plan, rows, cv_curve, X, codes, seed)
+        return est
+
+    # -- 1. the data ---------------------------------------------------------
+    def _data(self):
+        """Validated float64 ``X``, target codes and weights (times class weights)."""
+        est = self.est
+        check_numeric_columns(self.X)
+        X, y = validate_data(
+            est,
+            self.X,
+            self.y,
+            reset=self.reset,
+            dtype=[np.float64, np.float32],
+            y_numeric=False,
+            multi_output=False,
+        )
+        X = np.asarray(X, dtype=np.float64)
+        check_training_range(X)
+        if self.reset and not est.standardize:
+            warn_if_unstandardized(X)
+        codes = est._encode_targets(y, reset=self.reset, classes=self.classes)
+        weight = class_weight_of(est, codes)
+        if self.sample_weight is not None:
+            weight = weight * _check_sample_weight(
+                self.sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+        if not weight.max() > 0:
+            raise ValueError("sample_weight must have a positive sum.")
+        return X, codes, weight
+
+    def _check_members(self, fitted):
+        """Refuse ``oob_score``, ``igpen_lambda``, warm starts where invalid."""
+        est = self.est
+        members = est.n_members > 1
+        if not members and est.oob_score:
+            raise ValueError(
+                "oob_score=True needs n_members > 1: the out-of-fold predictions "
+                "come from the cross-fitted members (n_members=1 trains one "
+                "network on every row, and no row is out of fold)."
+            )
+        if members and est.igpen_lambda > 0:
+            raise ValueError(
+                "igpen_lambda > 0 is not available with n_members > 1: the "
+                "input-gradient penalty of a sum of the members' losses is not "
+                "the sum of their penalties. Use dreg, or n_members=1."
+            )
+        if not (members or (fitted and getattr(est.module_, "n_members", None))):
+            return
+        if self.incremental:
+            raise ValueError(
+                "partial_fit is not available with n_members > 1: each member "
+                "trains on the rows outside its fold of the data given to fit, "
+                "and a stream of batches has no folds. Use fit, or n_members=1."
+            )
+        if fitted and est.warm_start:
+            raise ValueError(
+                "warm_start=True is not available with n_members > 1 (or on a "
+                "fitted member model): the folds belong to the data of the fit "
+                "that built the members. Fit with warm_start=False."
+            )
+
+    # -- 3. and 4. the rows and the starting network --------------------------
+    @staticmethod
+    def _rows(plan, codes, weight, seed):
+        if plan.n_members > 1:
+            return member_rows("folds", codes, weight, seed, n_members=plan.n_members)
+        if plan.stopping == "hold-out":
+            fraction = plan.validation_fraction
+            return member_rows(
+                "hold-out", codes, weight, seed, validation_fraction=fraction
+            )
+        return member_rows("all", codes, weight, seed)
+
+    def _new_network(self, plan, X, codes, rows):
+        """The float64 network a fresh fit starts from.
+
+        The transform is fitted on the rows some member trains on; the
+        layers are drawn at random; the output layer starts at each member's
+        prior: zero weights and the prior's logits as bias, so the untrained
+        model predicts the training prior and the first steps fit the output
+        layer on near-linear features (the polynomials start as the
+        identity). A spectrally normalised output keeps its random start.
+        """
+        est = self.est
+        names = getattr(est, "feature_names_in_", None)
+        transform = InputTransform.fit(
+            X[rows.used],
+            rows.raw[rows.used],
+            standardize=plan.standardize,
+            bins=plan.encoding_bins,
+            names=None if names is None else list(names),
+        )
+        plan.check_size(transform.width)
+        members = plan.n_members if plan.n_members > 1 else None
+        network = _networks.fitted_network(plan, transform, members)
+        est.n_encoded_features_ = transform.n_encoded
+        if plan.spectral_norm:
+            return network
+        with torch.no_grad():
+            network.output.weight.zero_()
+            for m in range(rows.n_members):
+                keep = rows.train[:, m] > 0
+                bias = est._output_bias(codes[keep], rows.raw[keep])
+                if bias is not None:
+                    target = network.output.bias
+                    target = target if members is None else target[m]
+                    target.copy_(torch.as_tensor(bias))
+        return network
+
+    # -- 5. training -----------------------------------------------------------
+    def _train(self, plan, network, H, codes, rows, seed):
+        """Train the layers of ``network``: ``(net, plan, cv_curve)``."""
+        est = self.est
+        layers = _networks.training_layers(network, _networks.torch_dtype(plan.dtype))
+        y = torch.as_tensor(codes, device=est.device_)
+        warm = {}
+        if not self.reset:
+            warm["history"] = est.net_.history
+            if self.incremental:
+                warm["moments"] = optimizer_moments(est.net_)
+        epochs, cv_curve, stopping = plan.max_epochs, None, None
+        if plan.stopping == "cv" and plan.n_members == 1:
+            if len(codes) < 2 * CV_FOLDS:
+                # Too few rows for the folds: a fixed budget.
+                epochs = max_epochs_rule(est.max_iter, "off", 1)
+                plan = dataclasses.replace(plan, stopping="off", max_epochs=epochs)
+            else:
+                epochs, cv_curve = self._cv_epochs(
+                    plan, layers, H, y, codes, rows, seed
+                )
+        else:
+            stopping = self._stopping(plan, H, y, rows)
+        net = self._net(plan, layers, codes, rows, stopping)
+        train(net, self._dataset(H, y, rows), epochs, **warm)
+        return net, plan, cv_curve
+
+    def _cv_epochs(self, plan, layers, H, y, codes, rows, seed):
+        """Epochs of the folds' least pooled out-of-fold loss: ``(epochs, curve)``.
+
+        The folds are members that each start from ``layers``, the network
+        the refit starts from.
+        """
+        folds = member_rows("folds", codes, rows.raw, seed, n_members=CV_FOLDS)
+        stacked = type(layers).stack([layers] * CV_FOLDS)
+        stopping = MemberStopping(
+            self._held(H, y, folds),
+            mode="pooled",
+            patience=plan.patience,
+            tol=plan.tol,
+            load_best=False,
+        )
+        criterion = self.est._make_criterion(codes[rows.used], rows.raw[rows.used])
+        net = make_net(
+            plan,
+            stacked,
+            MemberCriterion([copy.deepcopy(criterion) for _ in range(CV_FOLDS)]),
+            TrainingObjective.from_plan(plan, stacked.stream_width),
+            stopping=stopping,
+            quiet=True,
+        )
+        train(net, self._dataset(H, y, folds), plan.max_epochs)
+        if net.interrupted_:
+            # Ctrl-C in the folds: no epoch count can be chosen; the fit stops.
+            raise KeyboardInterrupt
+        curve = np.asarray(net.history[:, "valid_loss"], dtype=float)
+        return int(np.argmin(np.where(np.isfinite(curve), curve, np.inf))) + 1, curve
+
+    @staticmethod
+    def _held(H, y, rows):
+        """``(X, y, weights (M, n))`` of the rows some member is validated on."""
+        held = np.flatnonzero(rows.held.max(axis=1) > 0)
+        idx = torch.as_tensor(held, device=H.device)
+        weight = torch.as_tensor(
+            rows.held[held].T, dtype=torch.float64, device=H.device
+        )
+        return H[idx], y[idx], weight
+
+    def _stopping(self, plan, H, y, rows):
+        """The held-out validation callback (``None``: no held-out rows)."""
+        if rows.held is None:
+            return None
+        est, score = self.est, None
+        if rows.n_members == 1:
+
+            def score(net, X, codes):
+                with torch.no_grad():
+                    return est._validation_score(net, net.module_(X), codes)
+
+        return MemberStopping(
+            self._held(H, y, rows),
+            mode=None if plan.stopping == "off" else "per-member",
+            patience=plan.patience,
+            tol=plan.tol,
+            score=score,
+            sink=print if rows.n_members == 1 else None,
+        )
+
+    def _net(self, plan, layers, codes, rows, stopping):
+        """The skorch net that trains ``layers``, one criterion per member."""
+        est = self.est
+        criteria = [
+            est._make_criterion(codes[keep], rows.raw[keep])
+            for keep in (rows.train > 0).T
+        ]
+        return make_net(
+            plan,
+            layers,
+            _criteria(est, layers, criteria),
+            TrainingObjective.from_plan(plan, layers.stream_width),
+            stopping=stopping,
+            user_callbacks=est.callbacks,
+            note=_penalty_note(plan),
+        )
+
+    @staticmethod
+    def _dataset(H, y, rows):
+        """The rows some member trains on, with their weights (``None``: all 1)."""
+        keep = rows.used
+        weight = rows.train[keep]
+        weight = weight[:, 0] if weight.shape[1] == 1 else weight
+        if not keep.all():
+            idx = torch.as_tensor(np.flatnonzero(keep), device=H.device)
+            H, y = H[idx], y[idx]
+        if np.all(weight == 1.0):
+            return TensorDataset(H, y)
+        return TensorDataset(H, y, torch.as_tensor(weight, dtype=H.dtype).to(H.device))
+
+    # -- 6. the numeric contract -------------------------------------------------
+    def _contract(self, module, layers, X, H):
+        """The prediction path that computes the trained function.
+
+        On up to 1,000 training rows, the fitted float64 network's
+        probabilities against the training forward's. A path other than the
+        folded plan warns; none agreeing raises: a model whose predictions
+        are not the trained function is never returned.
+        """
+        est = self.est
+        rows = _predict.contract_rows(len(X))
+        path, tried = _predict.contract_path(
+            module,
+            layers,
+            X[rows],
+            H[torch.as_tensor(rows, device=H.device)],
+            est._member_proba,
+            device=est.device_,
+        )
+        found = ", ".join(f"{p} {v:.3g}" for p, v in tried.items())
+        if path is None:
+            raise RuntimeError(
+                "The fitted network's predictions differ from the trained "
+                f"function by more than {_predict.CONTRACT_TOLERANCE:g} in "
+                f"probability on the training rows (largest differences: {found}). "
+                "This is a bug in cr_sklearn: please report it with the data's shape."
+            )
+        if path != "folded":
+            warnings.warn(
+                f"The fitted network predicts through the {path!r} path: the "
+                "faster paths differ from the trained function on the training "
+                f"rows (largest differences in probability: {found}).",
+                UserWarning,
+                stacklevel=find_stacklevel(),
+            )
+        return path
+
+    # -- 7. the fitted attributes ----------------------------------------------
+    def _attributes(self, plan, rows, cv_curve, X, codes, seed):
+        """The attributes that summarise the training run, then the summaries."""
+        est = self.est
+        net = est.net_
+        if net.interrupted_:
+            done = len(net.history) - net.rows_at_train_begin_
+            warnings.warn(
+                "Training interrupted by user: the fit stopped after "
+                f"{done} complete epoch(s) of this call and returns that model.",
+                UserWarning,
+                stacklevel=find_stacklevel(),
+            )
+        history = net.history
+        est.n_iter_ = len(history)
+        est.loss_curve_ = [float(v) for v in history[:, "train_loss"]]
+        est.max_iter_ = plan.max_epochs
+        est.early_stopping_ = plan.stopping
+        est.encoding_bins_, est.dropout_ = plan.encoding_bins, plan.dropout
+        stopping = dict(net.callbacks_).get("early_stopping")
+        members = plan.n_members > 1
+        est.best_epoch_ = getattr(stopping, "restored_epoch_", None)
+        if cv_curve is not None:
+            # The chosen number of epochs is the one the model trained for.
+            est.best_epoch_ = est.n_iter_
+        est.cv_validation_loss_ = cv_curve
+        if members:
+            est.best_epochs_ = stopping.best_epochs_
+            est.cv_validation_loss_ = np.asarray(history[:, "valid_loss"], dtype=float)
+        else:
+            best = est.best_epoch_
+            est.best_epochs_ = None if best is None else np.array([best])
+        scores = None
+        if plan.stopping == "hold-out" and not members:
+            scores = [float(r["valid_score"]) for r in history if "valid_score" in r]
+        est.validation_scores_ = scores or None
+        est.best_validation_score_ = max(scores) if scores else None
+        if members and est.oob_score:
+            proba = est._member_proba(est._outputs(X))
+            est.oob_decision_function_ = proba[rows.fold, np.arange(len(X))]
+            est.oob_score_ = est._oob_score(est.oob_decision_function_, codes)
+        if not net.interrupted_:
+            self._warn_if_unconverged(plan)
+        set_summaries(est, X, incremental=self.incremental, seed=seed)
+
+    def _warn_if_unconverged(self, plan):
+        """A ``ConvergenceWarning`` when training stopped while still improving.
+
+        With early stopping, when the chosen epoch is among the last
+        ``n_iter_no_change`` of the budget (the validation loss was still
+        improving). With a fixed budget that the user chose
+        (``early_stopping=False``), as :class:`~sklearn.neural_network.
+        MLPClassifier` warns at ``max_iter``: when the training loss of the
+        last ``n_iter_no_change`` epochs still falls by more than ``tol``
+        (relative) an epoch on average. The fixed budget of
+        ``early_stopping="auto"`` is the tuned default, not a fit cut short.
+        """
+        est = self.est
+        start = est.net_.rows_at_train_begin_
+        patience = est.n_iter_no_change
+        if plan.stopping == "off":
+            curve = np.asarray(est.loss_curve_[start:], dtype=float)
+            window = min(patience, len(curve) - 1)
+            if est.early_stopping is not False or window < 1:
+                return
+            drop = (curve[-window - 1] - curve[-1]) / window
+            if np.isfinite(drop) and drop > est.tol * max(abs(curve[-1]), 1e-12):
+                warnings.warn(
+                    f"The training loss was still falling after max_iter_="
+                    f"{plan.max_epochs} epochs ({drop:.3g} per epoch over the "
+                    f"last {window}, above tol={est.tol:g} relative): the fit "
+                    "did not converge. Increase max_iter, or use early stopping.",
+                    ConvergenceWarning,
+                    stacklevel=find_stacklevel(),
+                )
+            return
+        if est.best_epoch_ is None:
+            return
+        best = est.best_epoch_ - start
+        if best <= plan.max_epochs - patience:
+            return
+        if plan.n_members > 1:
+            chosen = "the latest member's best out-of-fold epoch"
+        elif plan.stopping == "cv":
+            chosen = "the internal folds' best epoch count"
+        else:
+            chosen = "the best validation epoch"
+        warnings.warn(
+            f"Early stopping did not converge: {chosen}, {best}, is among the "
+            f"last n_iter_no_change={patience} of max_iter_={plan.max_epochs} "
+            "epochs, so the validation loss was still improving. Increase max_iter.",
+            ConvergenceWarning,
+            stacklevel=find_stacklevel(),
+        )
+
+
+def _penalty_note(plan):
+    """What ``verbose`` prints before the epoch table about its columns."""
+    notes = []
+    if plan.dreg is not None and plan.dreg_lambda:
+        notes.append(
+            "penalty: the DREG penalty before scaling by dreg_lambda="
+            f"{plan.dreg_lambda:g}\ntrain_loss: data loss + dreg_lambda * penalty"
+        )
+    if plan.n_members > 1:
+        notes.append(
+            "members: train_loss and penalty are summed over the members; "
+            "valid_loss is their pooled out-of-fold loss"
+        )
+    return "\n".join(notes) or None
