@@ -29,23 +29,13 @@ _WINE_FEATURES = [
     "sulphates",
     "alcohol",
 ]
-
-_SST5_SUBSETS = ("train", "dev", "test")
-_SST5_TARGET_NAMES = [
-    "very negative",
-    "negative",
-    "neutral",
-    "positive",
-    "very positive",
-]
-_YELP5_SUBSETS = ("train", "test")
+_SST5_TARGET_NAMES = "very negative,negative,neutral,positive,very positive".split(",")
 _YELP5_TARGET_NAMES = ["1 star", "2 stars", "3 stars", "4 stars", "5 stars"]
 _EMBEDDINGS_FILE = "minilm_embeddings.npz"
-
-
-# --------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------
+_EMBEDDINGS_SOURCE = (
+    "the embeddings can be computed with sentence-transformers all-MiniLM-L6-v2 "
+    "(pip install 'cr_sklearn[text]')."
+)
 
 
 def _package_file(folder, name):
@@ -79,31 +69,33 @@ def _check_option(name, value, options):
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
 
 
-def _import_pandas(caller):
-    # pandas is optional: only ``as_frame=True`` needs it.
-    try:
-        import pandas as pd
-    except ImportError as exc:
-        raise ImportError(
-            f"{caller}(as_frame=True) requires pandas, which is not installed. "
-            "Install it with `pip install pandas`, or use as_frame=False."
-        ) from exc
-    return pd
+def _table(caller, values, feature_names, target_column, return_X_y, as_frame, **bunch):
+    """The loader's answer for a table whose last column is the int target.
 
-
-def _to_frame(caller, data, target, feature_names, target_column, int_features=()):
-    """Return ``(frame, X, y)`` the way ``sklearn.datasets`` loaders do."""
-    pd = _import_pandas(caller)
-    frame = pd.DataFrame(data, columns=feature_names)
-    for column in int_features:
-        frame[column] = frame[column].astype(np.int64)
-    frame[target_column] = np.asarray(target, dtype=np.int64)
-    return frame, frame[feature_names], frame[target_column]
-
-
-# --------------------------------------------------------------------------
-# Bundled tables
-# --------------------------------------------------------------------------
+    ``(data, target)`` with ``return_X_y``, else a Bunch of them and
+    ``bunch``; with ``as_frame`` pandas objects the way ``sklearn.datasets``
+    loaders return them (an ``is_red`` column as int64).
+    """
+    data, target = values[:, :-1], values[:, -1].astype(np.int64)
+    frame = None
+    if as_frame:
+        try:  # pandas is optional: only as_frame=True needs it
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError(
+                f"{caller}(as_frame=True) requires pandas, which is not installed. "
+                "Install it with `pip install pandas`, or use as_frame=False."
+            ) from exc
+        frame = pd.DataFrame(data, columns=feature_names)
+        if "is_red" in feature_names:
+            frame["is_red"] = frame["is_red"].astype(np.int64)
+        frame[target_column] = target
+        data, target = frame[feature_names], frame[target_column]
+    if return_X_y:
+        return data, target
+    return Bunch(
+        data=data, target=target, frame=frame, feature_names=feature_names, **bunch
+    )
 
 
 def load_pima(*, return_X_y=False, as_frame=False):
@@ -138,23 +130,20 @@ def load_pima(*, return_X_y=False, as_frame=False):
         data : {ndarray, DataFrame} of shape (768, 8)
             The feature matrix, float64.
         target : {ndarray, Series} of shape (768,)
-            The class, int64: 1 if the patient tested positive for diabetes,
-            else 0.
+            The class, int64: 1 if the patient tested positive for diabetes.
         feature_names : list of str
             The names of the feature columns.
         target_names : ndarray of shape (2,)
             The names of the classes, ``["negative", "positive"]``.
         frame : DataFrame of shape (768, 9) or None
-            Only present when ``as_frame=True``: ``data`` and ``target``
-            together, the target in the column ``"target"``.
+            With ``as_frame=True``: ``data`` and the column ``"target"``.
         DESCR : str
             The full description of the dataset.
         filename : str
             The path to the bundled CSV file.
 
     (data, target) : tuple if ``return_X_y`` is True
-        Two arrays (or a DataFrame and a Series with ``as_frame=True``): the
-        feature matrix of shape (768, 8) and the target of shape (768,).
+        The feature matrix of shape (768, 8) and the target of shape (768,).
 
     See Also
     --------
@@ -177,26 +166,17 @@ def load_pima(*, return_X_y=False, as_frame=False):
     """
     _check_bool("return_X_y", return_X_y)
     _check_bool("as_frame", as_frame)
-
     header, values, path = _read_numeric_csv("pima.csv")
-    feature_names = header[:-1]
-    data = values[:, :-1]
-    target = values[:, -1].astype(np.int64)
 
-    frame = None
-    if as_frame:
-        frame, data, target = _to_frame(
-            "load_pima", data, target, feature_names, target_column="target"
-        )
-    if return_X_y:
-        return data, target
-    return Bunch(
-        data=data,
-        target=target,
-        frame=frame,
+    return _table(
+        "load_pima",
+        values,
+        header[:-1],
+        "target",
+        return_X_y,
+        as_frame,
         target_names=np.array(["negative", "positive"]),
         DESCR=_descr("pima.rst"),
-        feature_names=feature_names,
         filename=str(path),
     )
 
@@ -244,8 +224,7 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
         target_names : ndarray of shape (1,)
             The name of the target, ``["quality"]``.
         frame : DataFrame of shape (n_samples, n_features + 1) or None
-            Only present when ``as_frame=True``: ``data`` and ``target``
-            together, the target in the column ``"quality"``.
+            With ``as_frame=True``: ``data`` and the column ``"quality"``.
         DESCR : str
             The full description of the dataset.
         filename : str or list of str
@@ -277,10 +256,8 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     _check_option("color", color, ("red", "white", "both"))
     _check_bool("return_X_y", return_X_y)
     _check_bool("as_frame", as_frame)
-
-    colors = ("red", "white") if color == "both" else (color,)
     parts, paths = [], []
-    for c in colors:
+    for c in ("red", "white") if color == "both" else (color,):
         header, values, path = _read_numeric_csv(f"winequality_{c}.csv")
         if header != [*_WINE_FEATURES, "quality"]:
             raise ValueError(f"Unexpected columns in {path}: {header}.")
@@ -289,42 +266,17 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
             values = np.hstack([values[:, :-1], is_red, values[:, -1:]])
         parts.append(values)
         paths.append(str(path))
-    values = np.vstack(parts)
-
-    feature_names = list(_WINE_FEATURES)
-    int_features = ()
-    if color == "both":
-        feature_names.append("is_red")
-        int_features = ("is_red",)
-    data = values[:, :-1]
-    target = values[:, -1].astype(np.int64)
-
-    frame = None
-    if as_frame:
-        frame, data, target = _to_frame(
-            "load_wine_quality",
-            data,
-            target,
-            feature_names,
-            target_column="quality",
-            int_features=int_features,
-        )
-    if return_X_y:
-        return data, target
-    return Bunch(
-        data=data,
-        target=target,
-        frame=frame,
+    return _table(
+        "load_wine_quality",
+        np.vstack(parts),
+        _WINE_FEATURES + ["is_red"] * (color == "both"),
+        "quality",
+        return_X_y,
+        as_frame,
         target_names=np.array(["quality"]),
         DESCR=_descr("wine_quality.rst"),
-        feature_names=feature_names,
         filename=paths if color == "both" else paths[0],
     )
-
-
-# --------------------------------------------------------------------------
-# Text datasets read from the data folder
-# --------------------------------------------------------------------------
 
 
 def get_data_home(data_home=None):
@@ -361,51 +313,61 @@ def get_data_home(data_home=None):
     return str(Path(os.fspath(data_home)).expanduser())
 
 
-def _missing_files_error(dataset, folder, path, layout, source):
-    return FileNotFoundError(
-        f"{dataset} data not found: {path} does not exist. cr_sklearn does not "
-        f"ship {dataset} because of its licence, so the files must be placed in "
-        f"{folder} by hand. Expected layout: {layout}. {source} Pass data_home= "
-        f"or set the {_ENV_DATA_HOME} environment variable to read them from "
-        "another folder."
-    )
+def _read_text_dataset(dataset, data_home, subset, columns, arrays, layout, source):
+    """``(csv path, columns, embeddings)`` of a text dataset's ``subset``.
 
-
-def _read_text_csv(path, text_column, label_column, extra_columns=()):
-    """Read a UTF-8 CSV of texts with the csv module.
-
-    Review texts contain newlines inside quoted fields, which ``csv`` handles
-    only when the file is opened with ``newline=""``.
+    The CSV is read with the csv module opened with ``newline=""`` (review
+    texts hold newlines in quoted fields) and must have ``columns`` (``text``,
+    the int label, then others); ``embeddings()`` reads ``X_<subset>`` and
+    the ``arrays`` of the subset from the embeddings file, checked to align
+    with the CSV's labels.
     """
+    folder = Path(get_data_home(data_home)) / dataset.lower().replace("-", "")
+    names = ["X_<subset> (n_samples x 384)", "y_<subset>", *arrays]
+    layout += (
+        f", and for embeddings=True {_EMBEDDINGS_FILE} with arrays "
+        f"{', '.join(names[:-1])} and {names[-1]} aligned with the CSV rows"
+    )
+    path = folder / f"{subset}.csv"
+
+    def missing(path):
+        return FileNotFoundError(
+            f"{dataset} data not found: {path} does not exist. cr_sklearn does "
+            f"not ship {dataset} because of its licence, so the files must be "
+            f"placed in {folder} by hand. Expected layout: {layout}. {source}; "
+            f"{_EMBEDDINGS_SOURCE} Pass data_home= or set the {_ENV_DATA_HOME} "
+            "environment variable to read them from another folder."
+        )
+
+    if not path.is_file():
+        raise missing(path)
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
-        wanted = [text_column, label_column, *extra_columns]
-        missing = [c for c in wanted if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ValueError(f"{path} lacks the column(s) {missing}.")
-        columns = {c: [] for c in wanted}
+        absent = [c for c in columns if c not in (reader.fieldnames or [])]
+        if absent:
+            raise ValueError(f"{path} lacks the column(s) {absent}.")
+        values = {c: [] for c in columns}
         for row in reader:
-            for c in wanted:
-                columns[c].append(row[c])
-    columns[label_column] = np.asarray(columns[label_column], dtype=np.int64)
-    return columns
+            for c in columns:
+                values[c].append(row[c])
+    target = values[columns[1]] = np.asarray(values[columns[1]], dtype=np.int64)
 
+    def embeddings():
+        npz_path = folder / _EMBEDDINGS_FILE
+        if not npz_path.is_file():
+            raise missing(npz_path)
+        with np.load(npz_path) as npz:
+            X, y = npz[f"X_{subset}"], npz[f"y_{subset}"]
+            extras = [npz[name.replace("<subset>", subset)] for name in arrays]
+        # Row i of the embeddings must be row i of the CSV: check via the labels.
+        if X.shape[0] != target.shape[0] or not np.array_equal(y, target):
+            raise ValueError(
+                f"{npz_path} does not match the {subset} CSV: the embedding rows "
+                "must align with the CSV rows and carry the same labels."
+            )
+        return X, *extras
 
-def _load_embeddings(dataset, folder, subset, target, layout, source, extra=()):
-    path = folder / _EMBEDDINGS_FILE
-    if not path.is_file():
-        raise _missing_files_error(dataset, folder, path, layout, source)
-    with np.load(path) as npz:
-        X = npz[f"X_{subset}"]
-        y = npz[f"y_{subset}"]
-        extras = [npz[f"{name}_{subset}"] for name in extra]
-    # Row i of the embeddings must be row i of the CSV: check via the labels.
-    if X.shape[0] != target.shape[0] or not np.array_equal(y, target):
-        raise ValueError(
-            f"{path} does not match the {subset} CSV: the embedding rows must "
-            "align with the CSV rows and carry the same labels."
-        )
-    return X, extras
+    return path, values, embeddings
 
 
 def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=False):
@@ -424,9 +386,8 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
       ``label`` an integer from 0 to 4;
     - ``minilm_embeddings.npz`` (only for ``embeddings=True``): arrays
       ``X_<subset>`` of shape (n_samples, 384) and ``y_<subset>``, rows aligned
-      with the CSV rows. They are sentence embeddings from
-      sentence-transformers ``all-MiniLM-L6-v2``, which the ``text`` extra
-      installs.
+      with the CSV rows: sentence embeddings from sentence-transformers
+      ``all-MiniLM-L6-v2``, which the ``text`` extra installs.
 
     Parameters
     ----------
@@ -483,32 +444,21 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     >>> sst.data.shape, len(sst.texts)  # doctest: +SKIP
     ((1101, 384), 1101)
     """
-    _check_option("subset", subset, _SST5_SUBSETS)
+    _check_option("subset", subset, ("train", "dev", "test"))
     _check_bool("return_X_y", return_X_y)
     _check_bool("embeddings", embeddings)
-
-    folder = Path(get_data_home(data_home)) / "sst5"
-    layout = (
-        "train.csv, dev.csv and test.csv with columns text,label (label 0..4), "
-        f"and for embeddings=True {_EMBEDDINGS_FILE} with arrays X_<subset> "
-        "(n_samples x 384) and y_<subset> aligned with the CSV rows"
-    )
-    source = (
+    path, columns, read_embeddings = _read_text_dataset(
+        "SST-5",
+        data_home,
+        subset,
+        ("text", "label"),
+        (),
+        "train.csv, dev.csv and test.csv with columns text,label (label 0..4)",
         "The sentences and their root labels are the standard SST-5 split of "
-        "the Stanford Sentiment Treebank (Socher et al., 2013); the embeddings "
-        "can be computed with sentence-transformers all-MiniLM-L6-v2 "
-        "(pip install 'cr_sklearn[text]')."
+        "the Stanford Sentiment Treebank (Socher et al., 2013)",
     )
-    csv_path = folder / f"{subset}.csv"
-    if not csv_path.is_file():
-        raise _missing_files_error("SST-5", folder, csv_path, layout, source)
-
-    columns = _read_text_csv(csv_path, "text", "label")
     texts, target = columns["text"], columns["label"]
-    data = texts
-    if embeddings:
-        data, _ = _load_embeddings("SST-5", folder, subset, target, layout, source)
-
+    data = read_embeddings()[0] if embeddings else texts
     if return_X_y:
         return data, target
     return Bunch(
@@ -517,7 +467,7 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
         texts=texts,
         target_names=np.array(_SST5_TARGET_NAMES),
         DESCR=_descr("sst5.rst"),
-        filename=str(csv_path),
+        filename=str(path),
     )
 
 
@@ -609,56 +559,38 @@ def load_yelp5(
     >>> len(X), sorted(set(y.tolist()))  # doctest: +SKIP
     (2000, [1, 2, 3, 4, 5])
     """
-    _check_option("subset", subset, _YELP5_SUBSETS)
+    _check_option("subset", subset, ("train", "test"))
     _check_bool("balanced", balanced)
     _check_bool("return_X_y", return_X_y)
     _check_bool("embeddings", embeddings)
-
-    folder = Path(get_data_home(data_home)) / "yelp5"
-    layout = (
+    path, columns, read_embeddings = _read_text_dataset(
+        "Yelp-5",
+        data_home,
+        subset,
+        ("text", "stars", "business_category", "balanced_sample"),
+        ("balanced_<subset>",),
         "train.csv and test.csv with columns "
-        "text,stars,business_category,balanced_sample (stars 1..5), and for "
-        f"embeddings=True {_EMBEDDINGS_FILE} with arrays X_<subset> "
-        "(n_samples x 384), y_<subset> and balanced_<subset> aligned with the "
-        "CSV rows"
-    )
-    source = (
+        "text,stars,business_category,balanced_sample (stars 1..5)",
         "The reviews are a sample of the Yelp Open Dataset (as processed by "
-        "Yue et al., 2023), available from Yelp under its dataset terms; the "
-        "embeddings can be computed with sentence-transformers "
-        "all-MiniLM-L6-v2 (pip install 'cr_sklearn[text]')."
-    )
-    csv_path = folder / f"{subset}.csv"
-    if not csv_path.is_file():
-        raise _missing_files_error("Yelp-5", folder, csv_path, layout, source)
-
-    columns = _read_text_csv(
-        csv_path,
-        "text",
-        "stars",
-        extra_columns=("business_category", "balanced_sample"),
+        "Yue et al., 2023), available from Yelp under its dataset terms",
     )
     texts, target = columns["text"], columns["stars"]
     category = columns["business_category"]
     flag = np.asarray(columns["balanced_sample"], dtype=np.int8)
     data = texts
     if embeddings:
-        data, (flag_npz,) = _load_embeddings(
-            "Yelp-5", folder, subset, target, layout, source, extra=("balanced",)
-        )
+        data, flag_npz = read_embeddings()
         if not np.array_equal(flag_npz, flag):
             raise ValueError(
-                f"{folder / _EMBEDDINGS_FILE} does not match the {subset} CSV: "
+                f"{path.parent / _EMBEDDINGS_FILE} does not match the {subset} CSV: "
                 f"balanced_{subset} differs from the balanced_sample column."
             )
-
     if balanced:
         keep = np.flatnonzero(flag == 1)
         texts = [texts[i] for i in keep]
         category = [category[i] for i in keep]
         target, flag = target[keep], flag[keep]
         data = data[keep] if embeddings else texts
-
     if return_X_y:
         return data, target
     return Bunch(
@@ -669,5 +601,5 @@ def load_yelp5(
         balanced_sample=flag,
         target_names=np.array(_YELP5_TARGET_NAMES),
         DESCR=_descr("yelp5.rst"),
-        filename=str(csv_path),
+        filename=str(path),
     )

@@ -14,6 +14,7 @@ _REFERENCE_STYLE = {"color": "black", "linewidth": 2.6, "markersize": 7, "zorder
 _OTHER_STYLE = {"linewidth": 1.4, "markersize": 4.5, "alpha": 0.9, "zorder": 3}
 # Half the spread of the models' differences around each fraction (log x).
 _DODGE = 0.1
+_LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
 
 
 def _protocol(result):
@@ -32,33 +33,58 @@ def _stacked(ax, other):
     return b.y1 <= a.y0 + 1e-9 and b.x0 < a.x1
 
 
+def _panels(plt, ax, draw_diff, layout, height, column_height, **row_kw):
+    """``(ax, diff_ax)``: new panels of ``height`` inches, or the caller's."""
+    if isinstance(ax, list | tuple | np.ndarray):
+        ax, diff_ax = np.ravel(ax)
+        return ax, diff_ax if draw_diff else None
+    if ax is not None:
+        return ax, None
+    if not draw_diff:
+        return plt.subplots(figsize=(7.5, height), layout="constrained")[1], None
+    if layout == "row":
+        shape, size = (1, 2), (11.5, height)
+    else:
+        shape, size, row_kw = (2, 1), (7.5, column_height), {}
+    return plt.subplots(*shape, figsize=size, layout="constrained", **row_kw)[1]
+
+
+def _star(ax, xy, offset, color, **align):
+    """The ``*`` of a rejected difference, beside the point ``xy``."""
+    return ax.annotate(
+        "*",
+        xy,
+        xytext=offset,
+        textcoords="offset points",
+        color=color,
+        fontsize="large",
+        fontweight="bold",
+        **align,
+    )
+
+
 class StudyDisplay:
     """Score against training fraction per model, and paired differences.
 
     The left panel shows each model's mean score over the splits at every
     training fraction, the reference model (CR in ``cr-sklearn study``) in
     bold black. The right panel shows each other model's paired difference
-    to the reference, split by split, with the confidence interval of the
-    paired test of :meth:`StudyResult.compare` (by default the
-    Nadeau-Bengio corrected resampled t-test and its
-    :func:`corrected_interval`; with ``test="wilcoxon"`` the Hodges-Lehmann
-    estimate and :func:`wilcoxon_interval`). The intervals are unadjusted,
-    like the p-values of :meth:`StudyResult.to_markdown`: an interval that
-    excludes 0 is a difference the test finds at that level before any
-    multiple-testing correction, and a ``*`` marks, as in the table, the
-    differences that stay significant after the correction (Holm by default)
-    over every comparison of the study. Standard deviations over splits are
-    the wrong error bars for models compared on shared splits; they are
-    drawn only with ``bands=True``.
+    to the reference with the confidence interval of the paired test of
+    :meth:`StudyResult.compare` (the Nadeau-Bengio corrected t-test by
+    default, the Hodges-Lehmann estimate with ``test="wilcoxon"``). The
+    intervals are unadjusted, like the p-values of
+    :meth:`StudyResult.to_markdown`, and a ``*`` marks, as in the table, the
+    differences still significant after the correction over every comparison
+    of the study. Standard deviations over splits are the wrong error bars
+    for models compared on shared splits; they are drawn only with
+    ``bands=True``.
 
     A study of a single fraction (``cr-sklearn evaluate``) has no fraction
-    axis: each model is a row, its mean score with one standard deviation
-    over splits on the left, its paired difference to the reference with the
-    test's interval on the right.
+    axis: each model is a row, its mean score with one standard deviation on
+    the left, its paired difference with the test's interval on the right.
 
-    Build and draw it with :meth:`from_result`, as scikit-learn's
-    ``from_estimator`` does; :meth:`plot` draws it again (on other Axes, for
-    instance). matplotlib is imported only when drawing.
+    Build and draw it with :meth:`from_result`; :meth:`plot` draws it again
+    (on other Axes, for instance). matplotlib is imported only when drawing.
 
     Parameters
     ----------
@@ -78,8 +104,7 @@ class StudyDisplay:
     confidence : float, default=0.95
         Coverage of the intervals in ``differences``.
     n_train : ndarray of shape (n_fractions,), default=None
-        Mean number of training rows at each fraction, shown under the
-        tick labels.
+        Mean number of training rows at each fraction, under the tick labels.
     dataset : str, default=None
         Name of the data, in the title.
     protocol : str, default=None
@@ -187,8 +212,8 @@ class StudyDisplay:
     ):
         """Plot the means and the paired differences of a :class:`StudyResult`.
 
-        Like scikit-learn's ``from_estimator``, this draws: it collects the
-        numbers and calls :meth:`plot`.
+        Like scikit-learn's ``from_estimator``, this collects the numbers and
+        calls :meth:`plot`.
 
         Parameters
         ----------
@@ -203,7 +228,7 @@ class StudyDisplay:
             :meth:`StudyResult.compare`: the first of ``models`` by default.
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
             The paired test whose intervals are drawn, as in
-            :meth:`StudyResult.compare` and :meth:`StudyResult.to_markdown`.
+            :meth:`StudyResult.compare`.
         correction : {"holm", "bonferroni"} or None, default="holm"
             The correction behind the ``*`` marks, over every comparison of
             the study against ``reference`` (the table's family, whatever
@@ -216,7 +241,7 @@ class StudyDisplay:
         ax : matplotlib Axes or pair of Axes, default=None
             Where to draw, see :meth:`plot`.
         differences : bool, default=True
-            Draw the panel of paired differences, see :meth:`plot`.
+            See :meth:`plot`.
         layout : {"row", "column"}, default="row"
             See :meth:`plot`.
         bands : bool, default=False
@@ -232,29 +257,6 @@ class StudyDisplay:
             The drawn display (``figure_``, ``ax_`` and the other fitted
             attributes set).
         """
-        display = cls._from_result(
-            result,
-            metric=metric,
-            models=models,
-            reference=reference,
-            test=test,
-            correction=correction,
-            confidence=confidence,
-            dataset=dataset,
-        )
-        return display.plot(
-            ax,
-            differences=differences,
-            layout=layout,
-            bands=bands,
-            line_kw=line_kw,
-            fill_between_kw=fill_between_kw,
-        )
-
-    @classmethod
-    def _from_result(
-        cls, result, *, metric, models, reference, test, correction, confidence, dataset
-    ):
         metric = result._metric(metric)
         models = result.models if models is None else list(models)
         unknown = set(models) - set(result.models)
@@ -269,17 +271,19 @@ class StudyDisplay:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
         summary = result.summary(metric)
         fractions = np.asarray(result.fractions, dtype=float)
+        position = {f: i for i, f in enumerate(result.fractions)}
         means, stds = {}, {}
         n_train = np.full(len(fractions), np.nan)
         for model in models:
-            mean = np.full(len(fractions), np.nan)
-            std = np.full(len(fractions), np.nan)
-            for i, f in enumerate(result.fractions):
+            means[model] = np.full(len(fractions), np.nan)
+            stds[model] = np.full(len(fractions), np.nan)
+            for f in result.fractions:
                 if (model, f) in summary.index:
-                    mean[i], std[i] = summary.loc[(model, f), ["mean", "std"]]
-                    n_train[i] = summary.loc[(model, f), "n_train"]
-            means[model], stds[model] = mean, std
-        differences, rejected = {}, {}
+                    row = summary.loc[(model, f)]
+                    i = position[f]
+                    means[model][i], stds[model][i] = row["mean"], row["std"]
+                    n_train[i] = row["n_train"]
+        diffs, rejected = {}, {}
         if len(result.models) > 1:
             # The table's comparisons: the same test, intervals and marks.
             cmp = result.compare(
@@ -289,23 +293,25 @@ class StudyDisplay:
                 correction=correction,
                 alpha=1 - confidence,
             )
-            position = {f: i for i, f in enumerate(result.fractions)}
             for model in models:
                 if model == reference:
                     continue
-                diff = np.full((len(fractions), 3), np.nan)
-                marks = np.zeros(len(fractions), dtype=bool)
+                diffs[model] = np.full((len(fractions), 3), np.nan)
+                rejected[model] = np.zeros(len(fractions), dtype=bool)
                 for r in cmp[cmp["model"] == model].itertuples():
-                    diff[position[r.fraction]] = (r.estimate, r.ci_low, r.ci_high)
-                    marks[position[r.fraction]] = bool(r.reject)
-                differences[model], rejected[model] = diff, marks
-        return cls(
+                    diffs[model][position[r.fraction]] = (
+                        r.estimate,
+                        r.ci_low,
+                        r.ci_high,
+                    )
+                    rejected[model][position[r.fraction]] = bool(r.reject)
+        display = cls(
             fractions=fractions,
             means=means,
             stds=stds,
             metric=metric,
             reference=reference,
-            differences=differences,
+            differences=diffs,
             confidence=confidence,
             n_train=n_train,
             dataset=dataset,
@@ -314,10 +320,13 @@ class StudyDisplay:
             correction=correction,
             rejected=rejected,
         )
-
-    def _has_differences(self):
-        return bool(self.differences) and any(
-            np.isfinite(d).any() for d in self.differences.values()
+        return display.plot(
+            ax,
+            differences=differences,
+            layout=layout,
+            bands=bands,
+            line_kw=line_kw,
+            fill_between_kw=fill_between_kw,
         )
 
     def _styles(self):
@@ -330,6 +339,9 @@ class StudyDisplay:
                 styles[model] = {**_OTHER_STYLE, "color": f"C{colour % 10}"}
                 colour += 1
         return styles
+
+    def _label(self, model):
+        return f"{model} (reference)" if model == self.reference else model
 
     def _format_x(self, ax):
         from matplotlib.ticker import FixedLocator, NullLocator
@@ -394,34 +406,42 @@ class StudyDisplay:
         )
         if layout not in ("row", "column"):
             raise ValueError(f"layout must be 'row' or 'column', got {layout!r}.")
-        draw_diff = differences and self._has_differences()
-        if len(self.fractions) == 1:
-            return self._plot_one_fraction(plt, ax, draw_diff, layout, line_kw)
+        draw_diff = (
+            differences
+            and bool(self.differences)
+            and any(np.isfinite(d).any() for d in self.differences.values())
+        )
         own_figure = ax is None
-        if ax is None:
-            if draw_diff and layout == "row":
-                fig, (ax, diff_ax) = plt.subplots(
-                    1, 2, figsize=(11.5, 4.4), layout="constrained"
-                )
-            elif draw_diff:
-                fig, (ax, diff_ax) = plt.subplots(
-                    2, 1, figsize=(7.5, 8.4), layout="constrained"
-                )
-            else:
-                fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
-                diff_ax = None
-        elif isinstance(ax, list | tuple | np.ndarray):
-            ax, diff_ax = np.ravel(ax)
-            diff_ax = diff_ax if draw_diff else None
-        else:
-            diff_ax = None
         styles = self._styles()
-        self.lines_, self.fill_between_, self.errorbars_ = {}, {}, {}
-        self.marks_ = {}
+        self.lines_, self.fill_between_, self.errorbars_, self.marks_ = {}, {}, {}, {}
+        if len(self.fractions) == 1:
+            self._plot_one_fraction(plt, ax, draw_diff, layout, styles, line_kw)
+        else:
+            ax, diff_ax = _panels(plt, ax, draw_diff, layout, 4.4, 8.4)
+            self._plot_scores(ax, styles, bands, line_kw, fill_between_kw)
+            if diff_ax is not None:
+                self._plot_differences(diff_ax, styles)
+            # Outside the data: right of the last panel of a row, of the
+            # first of a column.
+            stacked = diff_ax is not None and _stacked(ax, diff_ax)
+            last = diff_ax if diff_ax is not None and not stacked else ax
+            self.legend_ = last.legend(
+                handles=list(self.lines_.values()),
+                fontsize="small",
+                frameon=False,
+                **_LEGEND,
+            )
+            self.ax_, self.diff_ax_ = ax, diff_ax
+        if own_figure:
+            width = self.ax_.figure.get_figwidth()
+            self.ax_.figure.suptitle(self._title(draw_diff, width), fontsize="medium")
+        self.figure_ = self.ax_.figure
+        return self
+
+    def _plot_scores(self, ax, styles, bands, line_kw, fill_between_kw):
         for model, mean in self.means.items():
-            label = f"{model} (reference)" if model == self.reference else model
             kw = {"marker": "o", **styles[model], **(line_kw or {})}
-            (line,) = ax.plot(self.fractions, mean, label=label, **kw)
+            (line,) = ax.plot(self.fractions, mean, label=self._label(model), **kw)
             self.lines_[model] = line
             if bands:
                 std = np.nan_to_num(self.stds[model])
@@ -438,28 +458,14 @@ class StudyDisplay:
         )
         ax.grid(True, alpha=0.3)
 
-        if diff_ax is not None:
-            self._plot_differences(diff_ax, styles)
-        self.diff_ax_ = diff_ax
-
-        # Outside the data: right of the last panel of a row, of the first of
-        # a column.
-        stacked = diff_ax is not None and _stacked(ax, diff_ax)
-        last = diff_ax if diff_ax is not None and not stacked else ax
-        self.legend_ = last.legend(
-            handles=list(self.lines_.values()),
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            borderaxespad=0.0,
-            fontsize="small",
-            frameon=False,
+    def _diff_title(self, ax, sep):
+        centre = "median (HL)" if self.test == "wilcoxon" else "mean"
+        ax.set_title(
+            f"Paired difference to {self.reference}:{sep}{centre}, "
+            f"{self.confidence:.0%} {TEST_LABELS.get(self.test, self.test)} "
+            "interval",
+            fontsize="medium",
         )
-        if own_figure:
-            width = ax.figure.get_figwidth()
-            ax.figure.suptitle(self._title(draw_diff, width), fontsize="medium")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
 
     def _plot_differences(self, ax, styles):
         others = [m for m in self.differences if m in self.means]
@@ -488,72 +494,35 @@ class StudyDisplay:
             marks = rejected.get(model, np.zeros(len(x), dtype=bool))
             top = np.where(np.isfinite(high), high, estimate)
             self.marks_[model] = [
-                ax.annotate(
-                    "*",
-                    (xi, yi),
-                    xytext=(0, 1),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    color=style["color"],
-                    fontsize="large",
-                    fontweight="bold",
-                )
+                _star(ax, (xi, yi), (0, 1), style["color"], ha="center", va="bottom")
                 for xi, yi, mark in zip(x, top, marks, strict=True)
                 if mark and np.isfinite(yi)
             ]
         self._format_x(ax)
         ax.margins(y=0.12)  # room for the marks
         ax.set_ylabel(f"{self.metric}: model - {self.reference}")
-        centre = "median (HL)" if self.test == "wilcoxon" else "mean"
-        ax.set_title(
-            f"Paired difference to {self.reference}: {centre}, "
-            f"{self.confidence:.0%} {TEST_LABELS.get(self.test, self.test)} "
-            "interval",
-            fontsize="medium",
-        )
+        self._diff_title(ax, " ")
         ax.grid(True, alpha=0.3)
 
-    def _plot_one_fraction(self, plt, ax, draw_diff, layout, line_kw):
+    def _plot_one_fraction(self, plt, ax, draw_diff, layout, styles, line_kw):
         """One fraction: a row per model, the score on the x axis.
 
-        No fraction axis and no lines: each model's mean with its standard
-        deviation over splits, and beside it the paired differences with the
-        test's intervals, the models named on the y axis (no legend).
+        Each model's mean with its standard deviation over splits, and beside
+        it the paired differences with the test's intervals, the models named
+        on the y axis (no legend).
         """
-        models = list(self.means)
         # The reference on top, the others below in the order given.
-        if self.reference in models:
-            models.remove(self.reference)
-            models.insert(0, self.reference)
+        models = sorted(self.means, key=lambda m: m != self.reference)
         rows = {model: len(models) - 1 - i for i, model in enumerate(models)}
-        own_figure = ax is None
         height = 1.6 + 0.42 * len(models)
-        if ax is None:
-            if draw_diff and layout == "row":
-                fig, (ax, diff_ax) = plt.subplots(
-                    1, 2, figsize=(11.5, height), layout="constrained", sharey=True
-                )
-            elif draw_diff:
-                fig, (ax, diff_ax) = plt.subplots(
-                    2, 1, figsize=(7.5, 2 * height), layout="constrained"
-                )
-            else:
-                fig, ax = plt.subplots(figsize=(7.5, height), layout="constrained")
-                diff_ax = None
-        elif isinstance(ax, list | tuple | np.ndarray):
-            ax, diff_ax = np.ravel(ax)
-            diff_ax = diff_ax if draw_diff else None
-        else:
-            diff_ax = None
-        styles = self._styles()
-        self.lines_, self.fill_between_, self.errorbars_, self.marks_ = {}, {}, {}, {}
+        ax, diff_ax = _panels(
+            plt, ax, draw_diff, layout, height, 2 * height, sharey=True
+        )
         for model in models:
             style = styles[model]
-            mean = self.means[model][0]
             std = np.nan_to_num(self.stds[model][0])
             container = ax.errorbar(
-                [mean],
+                [self.means[model][0]],
                 [rows[model]],
                 xerr=[[std], [std]],
                 fmt="o",
@@ -565,27 +534,19 @@ class StudyDisplay:
                 **(line_kw or {}),
             )
             self.lines_[model] = container.lines[0]
-        labels = [f"{m} (reference)" if m == self.reference else m for m in models]
-        ax.set_yticks([rows[m] for m in models], labels)
+        ax.set_yticks([rows[m] for m in models], [self._label(m) for m in models])
         ax.set_ylim(-0.6, len(models) - 0.4)
         ax.set_xlabel(self.metric)
         ax.set_title("Mean ± 1 std over splits", fontsize="medium")
         ax.grid(True, axis="x", alpha=0.3)
         ax.margins(x=0.08)
         if diff_ax is not None:
-            shared = diff_ax.get_shared_y_axes().joined(ax, diff_ax)
-            self._plot_one_fraction_differences(diff_ax, models, rows, styles, shared)
-        self.diff_ax_ = diff_ax
-        # The y axis names the models: no legend.
-        self.legend_ = None
-        if own_figure:
-            width = ax.figure.get_figwidth()
-            ax.figure.suptitle(self._title(draw_diff, width), fontsize="medium")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+            self._plot_one_fraction_differences(diff_ax, ax, models, rows, styles)
+        self.ax_, self.diff_ax_ = ax, diff_ax
+        self.legend_ = None  # the y axis names the models
 
-    def _plot_one_fraction_differences(self, ax, models, rows, styles, shared):
+    def _plot_one_fraction_differences(self, ax, scores_ax, models, rows, styles):
+        shared = ax.get_shared_y_axes().joined(scores_ax, ax)
         ax.axvline(0.0, **{**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2})
         rejected = self.rejected or {}
         for model in models:
@@ -605,23 +566,11 @@ class StudyDisplay:
                 elinewidth=1.4,
                 zorder=style["zorder"],
             )
-            marks = rejected.get(model, np.zeros(1, dtype=bool))
+            mark = rejected.get(model, np.zeros(1, dtype=bool))[0]
             right = high if np.isfinite(high) else estimate
             self.marks_[model] = (
-                [
-                    ax.annotate(
-                        "*",
-                        (right, y),
-                        xytext=(4, 0),
-                        textcoords="offset points",
-                        ha="left",
-                        va="center",
-                        color=style["color"],
-                        fontsize="large",
-                        fontweight="bold",
-                    )
-                ]
-                if marks[0] and np.isfinite(right)
+                [_star(ax, (right, y), (4, 0), style["color"], ha="left", va="center")]
+                if mark and np.isfinite(right)
                 else []
             )
         if not shared:  # beside the scores, the rows are theirs
@@ -629,13 +578,7 @@ class StudyDisplay:
         ax.set_ylim(-0.6, len(models) - 0.4)
         ax.margins(x=0.12)  # room for the marks
         ax.set_xlabel(f"{self.metric}: model - {self.reference}")
-        centre = "median (HL)" if self.test == "wilcoxon" else "mean"
-        ax.set_title(
-            f"Paired difference to {self.reference}:\n{centre}, "
-            f"{self.confidence:.0%} {TEST_LABELS.get(self.test, self.test)} "
-            "interval",
-            fontsize="medium",
-        )
+        self._diff_title(ax, "\n")
         ax.grid(True, axis="x", alpha=0.3)
 
     def _title(self, with_differences, width):

@@ -115,14 +115,10 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     """Fit on ``train``, score on ``test``.
 
     Returns ``(scores, fit_time, score_time, raised)``: the scores by name,
-    the seconds of the fit and of the scoring, and the warnings the task
-    raised as distinct ``(category, message)`` pairs. The warnings are
-    recorded, not shown, so that a study can show each one once, after its
-    progress bar, instead of once per fit in every worker.
-
-    With ``n_threads``, BLAS and OpenMP pools are limited to that many threads
-    during the task (loky does this for its workers; Dask and the sequential
-    backend do not).
+    the seconds of the fit and of the scoring, and the distinct warnings
+    raised as ``(category, message)`` pairs, recorded so that a study shows
+    each once. With ``n_threads``, BLAS and OpenMP pools are limited to that
+    many threads during the task (loky does this, Dask does not).
     """
     # _safe_indexing keeps a pandas Categorical y (and its order).
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
@@ -229,11 +225,9 @@ def _timed(index, func, args, kwargs):
 class _TimeLeft:
     """The time left of a run of fits, estimated from completed fits only.
 
-    Fits finish in any order (joblib's unordered generator); the first ones
-    include the workers' start-up. The estimate uses the mean duration of
-    the completed tasks (timed inside the workers, start-up excluded) over
-    the number of workers, and once ``2 * workers`` fits are done the
-    throughput observed since the first completion.
+    From the mean duration of the completed tasks (timed inside the workers,
+    start-up excluded) over the number of workers, then, once ``2 *
+    workers`` fits are done, from the throughput since the first completion.
     """
 
     def __init__(self, total, workers):
@@ -260,11 +254,7 @@ class _TimeLeft:
 def _format_interval(seconds):
     minutes, seconds = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
-    return (
-        f"{hours}:{minutes:02d}:{seconds:02d}"
-        if hours
-        else f"{minutes:02d}:{seconds:02d}"
-    )
+    return f"{hours}:" * bool(hours) + f"{minutes:02d}:{seconds:02d}"
 
 
 class _ProgressBar:
@@ -337,9 +327,9 @@ def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
     """Run ``delayed`` tasks with joblib; results in task order.
 
     ``progress`` is what :func:`resolve_progress` resolved: True (a bar),
-    False or ``"lines"``. Results arrive as fits complete
-    (``return_as="generator_unordered"``, where the backend supports it) and
-    are put back in task order.
+    False or ``"lines"``. Results arrive as fits complete (where the backend
+    supports it) and are put back in task order.
+
     """
     timed = [delayed(_timed)(i, *task) for i, task in enumerate(tasks)]
     bar = None

@@ -29,11 +29,9 @@ __all__ = ["FactorialResult", "factorial_study"]
 
 ACTIVATIONS = ACTIVATION_NAMES
 
-# Parameters of the estimator per regulariser. Each one switches DREG off
-# except "dreg" itself, whose strength stays the estimator's own dreg_lambda.
-# Every cell switches all regularisers explicitly, so that each one is alone
-# in its cell whatever the estimator's defaults (CRClassifier's include
-# dropout=0.1).
+# Parameters of the estimator per regulariser: every cell switches all of
+# them explicitly, so that each is alone in its cell whatever the estimator's
+# defaults ("dreg" keeps the estimator's own dreg_lambda).
 _OFF = {
     "dreg": None,
     "dropout": 0.0,
@@ -139,9 +137,9 @@ def factorial_study(
     """Fit every activation x regulariser on each dataset, seed and condition.
 
     For every dataset, condition and seed the data is split once
-    (stratified) into train and test; every (activation, regulariser) is
-    then fitted on the same training set with the same seed and scored on
-    the same test set. Each fit is one joblib task.
+    (stratified); every (activation, regulariser) is fitted on the same
+    training set with the same seed and scored on the same test set. Each
+    fit is one joblib task.
 
     Parameters
     ----------
@@ -152,21 +150,18 @@ def factorial_study(
         Values of the estimator's ``activation``.
     regularizers : list of str or dict of str to dict, default=None
         Names of the built-in regularisers or a dict of name to the
-        estimator parameters that define it. Built in: ``"none"``
-        (``dreg=None``), ``"dreg"`` (``dreg="stream"`` at the estimator's
-        ``dreg_lambda``), ``"dropout"`` (0.2), ``"weight_decay"`` (0.1,
-        decoupled), ``"spectral_norm"`` and ``"igpen"`` (input-gradient
-        penalty by double backprop, ``igpen_lambda=10**-2.5``). Each sets
-        the other regularisers off (``dreg=None``, ``dropout=0``,
-        ``weight_decay=0``, no spectral norm, ``igpen_lambda=0``), so
-        ``"none"`` is an unregularised network. ``None`` uses all six.
+        estimator parameters that define it. Built in: ``"none"``,
+        ``"dreg"`` (``dreg="stream"`` at the estimator's ``dreg_lambda``),
+        ``"dropout"`` (0.2), ``"weight_decay"`` (0.1, decoupled),
+        ``"spectral_norm"`` and ``"igpen"`` (input-gradient penalty,
+        ``igpen_lambda=10**-2.5``); each sets the others off, so ``"none"``
+        is an unregularised network. ``None`` uses all six.
     conditions : list of str or dict of str to dict, default=None
         Names of built-in conditions or a dict of name to settings
         ``{"label_noise": rate, "snr_db": snr}``. Built in: ``"clean"``,
         ``"label_noise_40"`` (40% of the *training* labels corrupted by
-        :func:`corrupt_labels`), ``"snr_-10dB"`` (Gaussian noise at -10 dB
-        added to all features by :func:`add_gaussian_noise`, train and test).
-        ``None`` uses all three.
+        :func:`corrupt_labels`) and ``"snr_-10dB"`` (:func:`add_gaussian_noise`
+        at -10 dB on all features). ``None`` uses all three.
     seeds : sequence of int, default=(0, 1, 2)
         One train/test split, noise draw and model seed per value.
     estimator : estimator, default=None
@@ -184,10 +179,7 @@ def factorial_study(
     verbose : int, default=0
         Verbosity of joblib.
     progress : bool, "auto" or "lines", default="auto"
-        A tqdm progress bar over the fits, as in
-        :func:`data_fraction_study`: ``"auto"`` shows it in a terminal or a
-        notebook only; ``"lines"`` prints plain progress lines instead. Each
-        distinct warning of the fits is shown once, after them.
+        A progress bar over the fits, as in :func:`data_fraction_study`.
 
     Returns
     -------
@@ -253,43 +245,18 @@ def factorial_study(
                                 est, X_all, y_all, train, test, scorers, n_threads
                             )
                         )
-                        keys.append(
-                            (
-                                ds_name,
-                                cond_name,
-                                act,
-                                reg_name,
-                                int(seed),
-                                len(train),
-                                len(test),
-                            )
-                        )
+                        key = (ds_name, cond_name, act, reg_name, int(seed))
+                        keys.append((*key, len(train), len(test)))
     outputs = run_tasks(
-        tasks,
-        n_jobs=n_jobs,
-        verbose=verbose,
-        progress=show_progress,
-        desc="factorial",
+        tasks, n_jobs=n_jobs, verbose=verbose, progress=show_progress, desc="factorial"
     )
     warn_once([out[3] for out in outputs], len(outputs))
     records = []
     for key, (scores, fit_time, _, _) in zip(keys, outputs, strict=True):
-        ds_name, cond_name, act, reg_name, seed, n_train, n_test = key
         for metric, value in scores.items():
-            records.append(
-                {
-                    "dataset": ds_name,
-                    "condition": cond_name,
-                    "activation": act,
-                    "regularizer": reg_name,
-                    "seed": seed,
-                    "n_train": n_train,
-                    "n_test": n_test,
-                    "metric": metric,
-                    "value": value,
-                    "fit_time": fit_time,
-                }
-            )
+            values = (*key, metric, value, fit_time)
+            records.append(dict(zip(FactorialResult._columns, values, strict=True)))
+
     return FactorialResult(
         records,
         datasets=list(datasets),
@@ -314,17 +281,9 @@ class FactorialResult(_Records):
         Metric names; the first is the default.
     """
 
-    _columns = (
-        "dataset",
-        "condition",
-        "activation",
-        "regularizer",
-        "seed",
-        "n_train",
-        "n_test",
-        "metric",
-        "value",
-        "fit_time",
+    _columns = tuple(
+        "dataset condition activation regularizer seed n_train n_test metric value "
+        "fit_time".split()
     )
     _block = ["dataset", "condition", "activation", "seed"]
 
@@ -367,10 +326,10 @@ class FactorialResult(_Records):
         return table.reindex(columns=self.regularizers)
 
     def ranks(self, metric=None, by=None):
-        """Mean rank of each regulariser (1 is best), over all blocks.
+        """Mean rank of each regulariser (1 is best) within the blocks.
 
-        A block is one (dataset, condition, activation, seed); regularisers
-        are ranked within it (ties share the average rank).
+        A block is one (dataset, condition, activation, seed); ties share the
+        average rank.
 
         Parameters
         ----------
@@ -413,8 +372,7 @@ class FactorialResult(_Records):
     ):
         """Paired tests of ``reference`` against every other regulariser.
 
-        Pairs are blocks (dataset, condition, activation, seed): the same
-        data, split and seed.
+        Pairs are blocks: the same dataset, condition, activation and seed.
 
         Parameters
         ----------
@@ -423,11 +381,10 @@ class FactorialResult(_Records):
         metric : str, default=None
             The metric; the first by default.
         test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
-            The paired test; ``"corrected_t"`` uses ``n_test / n_train``.
-            Unlike the data-fraction study (whose pairs are overlapping
-            splits of one data set, hence the corrected t-test there), the
-            pairs here are blocks of different data sets and conditions,
-            whose differences share no scale: a rank test is the default.
+            The paired test; ``"corrected_t"`` uses ``n_test / n_train``. The
+            pairs are blocks of different data sets, whose differences share
+            no scale: a rank test is the default.
+
         correction : {"holm", "bonferroni"} or None, default="holm"
             Correction over all rows of the returned table.
         by : {"condition", "dataset", "activation"} or None, default=None

@@ -50,10 +50,10 @@ def data_fraction_study(
     """Cross-validated scores of several classifiers on nested training subsamples.
 
     For every cross-validation split, the training fold is subsampled,
-    stratified by class, to each fraction; the subsamples are nested
-    (5% is inside 10%, inside 25%, ...) and every model is fitted on the
-    same subsample. The test fold is never subsampled. Each
-    (model, fraction, split) is one joblib task.
+    stratified by class, to each fraction; the subsamples are nested (5% is
+    inside 10%, ...) and every model is fitted on the same one. The test
+    fold is never subsampled. Each (model, fraction, split) is one joblib
+    task.
 
     Parameters
     ----------
@@ -90,22 +90,19 @@ def data_fraction_study(
         Results do not depend on ``n_jobs`` or the joblib backend.
     n_threads : int or None, default=1
         Value given to every estimator parameter named ``n_threads`` (also
-        nested, such as ``step__n_threads`` in a pipeline): CR estimators then
-        fit with that many torch threads. BLAS and OpenMP thread pools are
-        limited to the same number during each task (``threadpoolctl``), so
+        nested, such as ``step__n_threads``), and the limit of the BLAS and
+        OpenMP thread pools during each task (``threadpoolctl``), so that
         parallel workers do not oversubscribe the cores whatever the joblib
         backend. ``None`` leaves estimators and thread pools as they are.
     verbose : int, default=0
         Verbosity of joblib.
     progress : bool, "auto" or "lines", default="auto"
-        A tqdm progress bar over the fits, with the time left estimated
-        from the completed fits. ``"auto"``: when standard error is a
-        terminal or in a Jupyter notebook (and tqdm is installed), nothing
-        in a pipe or a log file. ``True`` needs tqdm (the ``study`` extra)
-        and is checked before any fit. ``"lines"``: plain lines on standard
-        error instead, after the first fit and then every 30 seconds or so,
-        for logs and pipes (``cr-sklearn`` uses it when standard error is
-        not a terminal).
+        A tqdm progress bar over the fits, with the time left estimated from
+        the completed fits. ``"auto"``: in a terminal or a Jupyter notebook
+        (with tqdm installed), nothing in a pipe or a log. ``True`` needs
+        tqdm (the ``study`` extra), checked before any fit. ``"lines"``:
+        plain lines on standard error, after the first fit and then every
+        30 seconds or so.
 
     Returns
     -------
@@ -115,11 +112,10 @@ def data_fraction_study(
     Notes
     -----
     Fits write nothing to disk. ``ConvergenceWarning`` is silenced inside
-    the fits: small subsamples routinely stop iterative solvers early. Any
-    other warning a fit raises is recorded, and each distinct one is shown
-    once, after the fits (and the progress bar), with the number of fits
-    that raised it.
-    To use a Dask cluster::
+    the fits (small subsamples routinely stop iterative solvers early); each
+    distinct other warning is shown once, after the fits, with the number of
+    fits that raised it. To use a Dask cluster::
+
 
         from dask.distributed import Client
         import joblib
@@ -191,31 +187,18 @@ def data_fraction_study(
                 tasks.append(
                     delayed(fit_and_score)(est, X, y_fit, sub, test, scorers, n_threads)
                 )
-                keys.append((name, fraction, s, len(sub), len(test)))
+                split = (s, s // per_repeat, s % per_repeat)
+                keys.append((name, fraction, *split, len(sub), len(test)))
 
     outputs = run_tasks(
         tasks, n_jobs=n_jobs, verbose=verbose, progress=show_progress, desc="study"
     )
     warn_once([out[3] for out in outputs], len(outputs))
     records = []
-    for (name, fraction, s, n_train, n_test), out in zip(keys, outputs, strict=True):
-        scores, fit_time, score_time, _ = out
+    for key, (scores, fit_time, score_time, _) in zip(keys, outputs, strict=True):
         for metric, value in scores.items():
-            records.append(
-                {
-                    "model": name,
-                    "fraction": fraction,
-                    "split": s,
-                    "repeat": s // per_repeat,
-                    "fold": s % per_repeat,
-                    "n_train": n_train,
-                    "n_test": n_test,
-                    "metric": metric,
-                    "value": value,
-                    "fit_time": fit_time,
-                    "score_time": score_time,
-                }
-            )
+            values = (*key, metric, value, fit_time, score_time)
+            records.append(dict(zip(StudyResult._columns, values, strict=True)))
     return StudyResult(
         records, models=list(estimators), fractions=fractions, metrics=list(scorers)
     )

@@ -46,18 +46,9 @@ class StudyResult(_Records):
     StudyDisplay : Plots a StudyResult.
     """
 
-    _columns = (
-        "model",
-        "fraction",
-        "split",
-        "repeat",
-        "fold",
-        "n_train",
-        "n_test",
-        "metric",
-        "value",
-        "fit_time",
-        "score_time",
+    _columns = tuple(
+        "model fraction split repeat fold n_train n_test metric value fit_time "
+        "score_time".split()
     )
 
     def __init__(self, records, *, models, fractions, metrics):
@@ -108,12 +99,8 @@ class StudyResult(_Records):
         table = {}
         for r in self.records:
             if r["metric"] == metric:
-                key = (r["model"], r["fraction"])
-                table.setdefault(key, {})[r["split"]] = (
-                    r["value"],
-                    r["n_train"],
-                    r["n_test"],
-                )
+                row = (r["value"], r["n_train"], r["n_test"])
+                table.setdefault((r["model"], r["fraction"]), {})[r["split"]] = row
         return table
 
     def summary(self, metric=None):
@@ -161,10 +148,9 @@ class StudyResult(_Records):
     ):
         """Paired tests of each model against ``reference`` at every fraction.
 
-        The pairs are the splits both models were scored on: the same test
-        fold and the same training subsample. The same test, intervals and
-        rejections are what :meth:`to_markdown` prints and
-        :class:`StudyDisplay` draws.
+        The pairs are the splits both models were scored on (the same test
+        fold and training subsample); :meth:`to_markdown` prints and
+        :class:`StudyDisplay` draws the same tests.
 
         Parameters
         ----------
@@ -174,15 +160,12 @@ class StudyResult(_Records):
         metric : str, default=None
             The metric; the study's first by default.
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-            ``"corrected_t"``: the Nadeau-Bengio corrected resampled t-test,
-            whose variance term ``1/k + n_test/n_train`` accounts for the
-            overlap of training sets across cross-validation splits
-            (``n_train`` is the mean size of the subsample actually fitted, so
-            the test is conservative at small fractions); its interval is
-            :func:`corrected_interval`. ``"wilcoxon"``: the Wilcoxon
-            signed-rank test, which assumes independent pairs (cross-validation
-            splits are not) and is anti-conservative here; its interval is
-            :func:`wilcoxon_interval`.
+            ``"corrected_t"``: :func:`corrected_ttest`, whose variance term
+            accounts for the overlap of training sets across splits (with
+            the mean size of the subsample fitted as ``n_train``:
+            conservative at small fractions), and :func:`corrected_interval`.
+            ``"wilcoxon"``: :func:`wilcoxon_test`, which assumes independent
+            pairs (anti-conservative here), and :func:`wilcoxon_interval`.
         correction : {"holm", "bonferroni"} or None, default="holm"
             Family-wise correction over the whole table (every other model
             and fraction), for ``p_adjusted`` and ``reject``.
@@ -193,11 +176,10 @@ class StudyResult(_Records):
         -------
         comparison : pandas.DataFrame
             One row per (model, fraction) with ``reference``, ``mean_diff``
-            (model minus reference), the test's ``estimate`` (the mean
-            difference, or the Hodges-Lehmann estimate for Wilcoxon) and its
-            unadjusted ``ci_low``, ``ci_high``, ``statistic``, the unadjusted
-            ``p_value``, ``p_adjusted``, ``reject`` (``p_adjusted <= alpha``)
-            and ``n_pairs``.
+            (model minus reference), the test's ``estimate`` (mean or
+            Hodges-Lehmann), its unadjusted ``ci_low``, ``ci_high``,
+            ``statistic`` and ``p_value``, then ``p_adjusted``, ``reject``
+            (``p_adjusted <= alpha``) and ``n_pairs``.
         """
         pd = _import_pandas("compare")
         metric = self._metric(metric)
@@ -257,11 +239,8 @@ class StudyResult(_Records):
 
         Each other model's cell carries its *unadjusted* p-value against
         ``reference``, marked ``*`` where the test rejects after the
-        ``correction`` over the whole table: the unadjusted p-values say
-        how strong each comparison is, the mark which ones survive
-        multiple testing. The header and the caption name the test and the
-        correction; :class:`StudyDisplay` draws the same test's intervals and
-        marks.
+        ``correction`` over the whole table. The header and the caption name
+        the test and the correction.
 
         Parameters
         ----------
@@ -272,8 +251,8 @@ class StudyResult(_Records):
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
             The paired test, see :meth:`compare`.
         correction : {"holm", "bonferroni"} or None, default="holm"
-            The multiple-testing correction behind the ``*`` marks, see
-            :meth:`compare`; ``None`` marks unadjusted rejections.
+            The correction behind the ``*`` marks; ``None`` marks unadjusted
+            rejections.
         alpha : float, default=0.05
             Level of the ``*`` marks.
         digits : int, default=3
@@ -286,9 +265,8 @@ class StudyResult(_Records):
         Returns
         -------
         table : str
-            Rows are models, columns fractions; the last column is the mean
-            fit time in seconds at the largest fraction; a caption follows,
-            which says so.
+            Rows are models, columns fractions, then the mean fit time in
+            seconds at the largest fraction; a caption follows.
         """
         metric = self._metric(metric)
         reference = self.models[0] if reference is None else reference
@@ -305,21 +283,21 @@ class StudyResult(_Records):
         adjusted = CORRECTION_LABELS.get(correction, correction)
         first = "model"
         if tested:
-            first = f"model (p: {name}; *: {adjusted}-adjusted p ≤ {alpha:g})"
-            if correction is None:
-                first = f"model (p: {name}; *: p ≤ {alpha:g})"
+            adjusted_p = "p" if correction is None else f"{adjusted}-adjusted p"
+            first = f"model (p: {name}; *: {adjusted_p} ≤ {alpha:g})"
         header = [first, *(f"{f:.0%}" for f in self.fractions), "fit time (s)"]
         rows = []
         for model in self.models:
             cells = [f"{model} (reference)" if model == reference else model]
             for fraction in self.fractions:
-                if (model, fraction) not in summary.index:
+                key = (model, fraction)
+                if key not in summary.index:
                     cells.append("")
                     continue
-                mean, std = summary.loc[(model, fraction), ["mean", "std"]]
+                mean, std = summary.loc[key, ["mean", "std"]]
                 cell = f"{mean:.{digits}f} ± {std:.{digits}f}"
-                if (model, fraction) in tested:
-                    p, reject = tested[(model, fraction)]
+                if key in tested:
+                    p, reject = tested[key]
                     cell += f" (p={_format_p(p)}{'*' if reject else ''})"
                 cells.append(cell)
             last = (model, self.fractions[-1])
@@ -327,15 +305,11 @@ class StudyResult(_Records):
             cells.append(f"{fit:.2f}")
             rows.append(cells)
         text = _markdown_table(header, rows)
+        at = "at" if len(self.fractions) == 1 else "at the largest fraction,"
         fit_time = (
-            f"fit time: mean seconds per fit at the largest fraction, "
+            f"fit time: mean seconds per fit {at} "
             f"{self.fractions[-1]:.0%} of each training fold."
         )
-        if len(self.fractions) == 1:
-            fit_time = (
-                f"fit time: mean seconds per fit, at {self.fractions[-1]:.0%} of "
-                "each training fold."
-            )
         if not tested:
             spread = f"{metric}, mean ± std over {self.n_splits} splits"
             return f"{text}\n\n{spread}; {fit_time}"
@@ -360,7 +334,6 @@ class StudyResult(_Records):
                 "nothing is marked."
             )
         if details:
-            level = f"{1 - alpha:.0%}"
             detail_rows = [
                 [
                     r.model,
@@ -374,16 +347,9 @@ class StudyResult(_Records):
                 ]
                 for r in cmp.itertuples()
             ]
-            header2 = [
-                "model",
-                "fraction",
-                f"model − {reference}",
-                f"{level} interval",
-                "p",
-                f"p ({adjusted})" if correction else "p (unadjusted)",
-                "*",
-                "n",
-            ]
+            p_label = f"p ({adjusted})" if correction else "p (unadjusted)"
+            header2 = ["model", "fraction", f"model − {reference}"]
+            header2 += [f"{1 - alpha:.0%} interval", "p", p_label, "*", "n"]
             text += "\n\n" + _markdown_table(header2, detail_rows)
         return text
 
@@ -394,15 +360,7 @@ def _format_interval(low, high, digits):
     return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
-_COMPARE_COLUMNS = (
-    "model",
-    "fraction",
-    "reference",
-    "mean_diff",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "statistic",
-    "p_value",
-    "n_pairs",
+_COMPARE_COLUMNS = tuple(
+    "model fraction reference mean_diff estimate ci_low ci_high statistic p_value "
+    "n_pairs".split()
 )

@@ -12,9 +12,8 @@ __all__ = [
     "wilcoxon_test",
 ]
 
-# The default everywhere (tables, plots, the CLI) is the corrected t-test:
-# cross-validation splits share training rows, which only it accounts for,
-# and it has the confidence interval the plots draw.
+# The default everywhere is the corrected t-test: cross-validation splits
+# share training rows, which only it accounts for.
 TESTS = ("corrected_t", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", None)
 #: How tables and plots name each test and correction.
@@ -52,10 +51,9 @@ def _degenerate(d):
 def corrected_ttest(differences, test_train_ratio):
     """Nadeau-Bengio corrected resampled t-test on paired differences.
 
-    Cross-validation folds share training data, so the differences of two
-    models over splits are positively correlated and the plain paired t-test
-    is anti-conservative. Nadeau and Bengio (2003) inflate the variance of
-    the mean difference from ``var / k`` to ``(1 / k + n_test / n_train) * var``.
+    Cross-validation folds share training data, so the paired t-test is
+    anti-conservative; Nadeau and Bengio (2003) inflate the variance of the
+    mean difference from ``var / k`` to ``(1 / k + n_test / n_train) * var``.
 
     Parameters
     ----------
@@ -70,11 +68,10 @@ def corrected_ttest(differences, test_train_ratio):
     statistic : float
         The corrected t statistic (``k - 1`` degrees of freedom).
     pvalue : float
-        Two-sided p-value. When every difference is 0, ``(0.0, 1.0)``: the
-        two models scored alike on every split. When the differences are
-        equal but not 0, or their spread is below the rounding error of
-        their size (``sqrt(eps)`` of float64 relative to the largest), there
-        is no variance to test against: ``(nan, nan)``, not a significance.
+        Two-sided p-value. ``(0.0, 1.0)`` when every difference is 0;
+        ``(nan, nan)`` when they are equal otherwise, or spread by less than
+        ``sqrt(eps)`` of float64 relative to the largest: no variance to
+        test against.
 
     Raises
     ------
@@ -109,11 +106,9 @@ def corrected_ttest(differences, test_train_ratio):
 def corrected_interval(differences, test_train_ratio, confidence=0.95):
     """Nadeau-Bengio corrected confidence interval of the mean paired difference.
 
-    The interval that matches :func:`corrected_ttest`: the mean difference
-    plus or minus the Student t quantile (``k - 1`` degrees of freedom) times
-    the corrected standard error ``sqrt((1 / k + n_test / n_train) * var)``.
-    It excludes 0 exactly when the two-sided corrected t-test rejects at
-    level ``1 - confidence``.
+    The mean plus or minus the Student t quantile times the corrected
+    standard error of :func:`corrected_ttest`: it excludes 0 exactly when
+    that test rejects at level ``1 - confidence``.
 
     Parameters
     ----------
@@ -130,9 +125,8 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     mean : float
         The mean difference.
     low, high : float
-        The interval's bounds; both 0 when every difference is 0, and NaN
-        when the differences are equal otherwise (or spread by rounding
-        noise only), where :func:`corrected_ttest` has no p-value either.
+        The interval's bounds; 0 when every difference is 0, NaN where
+        :func:`corrected_ttest` has no p-value.
 
     Examples
     --------
@@ -206,14 +200,11 @@ def wilcoxon_interval(differences, confidence=0.95):
     """Hodges-Lehmann estimate and the signed-rank confidence interval.
 
     The interval that inverts the Wilcoxon signed-rank test (Hollander and
-    Wolfe): the order statistics ``k`` and ``M + 1 - k`` of the ``M =
-    n (n + 1) / 2`` Walsh averages ``(d_i + d_j) / 2, i <= j``, with ``k``
-    the largest count the null distribution of the signed-rank statistic
-    leaves below ``(1 - confidence) / 2`` (exact up to 100 pairs, normal
-    above). The estimate is their median. It excludes 0 when the exact
-    two-sided test rejects at level ``1 - confidence``; with ties or zero
-    differences :func:`wilcoxon_test` may use an approximation and disagree
-    at the margin.
+    Wolfe): the order statistics ``k`` and ``M + 1 - k`` of the ``M`` Walsh
+    averages ``(d_i + d_j) / 2, i <= j``, ``k`` from the null distribution
+    of the statistic (exact up to 100 pairs, normal above); the estimate is
+    their median. With ties or zeros :func:`wilcoxon_test` may use an
+    approximation and disagree at the margin.
 
     Parameters
     ----------
@@ -270,8 +261,8 @@ def paired_interval(
     differences : array-like of shape (k,)
         Paired score differences, one per split.
     test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-        ``"corrected_t"``: the mean and :func:`corrected_interval`;
-        ``"wilcoxon"``: :func:`wilcoxon_interval`.
+        :func:`corrected_interval` or :func:`wilcoxon_interval`.
+
     test_train_ratio : float, default=None
         ``n_test / n_train`` of the splits; required by ``"corrected_t"``.
     confidence : float, default=0.95
