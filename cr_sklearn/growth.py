@@ -1,11 +1,9 @@
 r"""Function-preserving growth of residual CR networks.
 
-A fitted estimator with ``architecture="residual"`` (a
-:class:`~cr_sklearn.nn.residual.ResidualCRNetwork`) can be deepened by
+A fitted estimator with ``architecture="residual"`` can be deepened by
 inserting a residual block ``h -> h + U phi(W RMSNorm(h))`` whose projection
 ``U`` starts at zero: the expanded network computes exactly the old function
-(it contains the old model, the "jumpboard"), and training continues from
-there with ``warm_start=True``.
+(the "jumpboard"), and training continues with ``warm_start=True``.
 
 At ``U = 0`` the gradient of the loss with respect to the new block is
 
@@ -14,19 +12,17 @@ At ``U = 0`` the gradient of the loss with respect to the new block is
 
 the cross-covariance of the back-propagated loss gradient at the insertion
 point with the block's activations (every other gradient of the block
-vanishes). Its norm is the *first-order signal*: when it is zero, no
-infinitesimal step of the new block lowers the loss and depth does not help
-to first order. :func:`first_order_signal` measures it at every candidate
-position, :func:`expand_depth` inserts blocks, :func:`expand_width` adds
-zero-initialised units to a block, and :class:`DepthGrowth` grows a network
-step by step, keeping a step only if the training loss is no worse than
-before (the substitution rule).
+vanishes). Its norm is the *first-order signal*: when it is zero, depth does
+not help to first order. :func:`first_order_signal` measures it at every
+candidate position, :func:`expand_depth` inserts blocks, :func:`expand_width`
+adds zero-initialised units to a block, and :class:`DepthGrowth` grows a
+network step by step, keeping a step only if the training loss is no worse
+(the substitution rule).
 
 In a residual estimator, ``hidden_layer_sizes`` lists the stem width (the
-width of the residual stream) and then the inner width of each block;
-``(32,)`` is a network without blocks. The expansion functions update it on
-the returned estimator, so ``clone`` of a grown estimator builds a network
-of the same final size.
+residual stream's) and then the inner width of each block; the expansion
+functions update it, so ``clone`` of a grown estimator builds a network of
+the same final size.
 """
 
 import copy
@@ -81,9 +77,8 @@ def _check_residual(estimator):
 
 
 def _block_seed(estimator, network, kind, index, random_state):
-    """Seed of a new block: a function of the estimator's seed and the site,
-    so that the block measured by :func:`first_order_signal` is the block
-    that :func:`expand_depth` inserts."""
+    """Seed of a new block, from the estimator's seed and the site: the block
+    :func:`first_order_signal` measures is the one :func:`expand_depth` adds."""
     if random_state is None:
         base = int(getattr(estimator, "_seed", 0))
     else:
@@ -101,21 +96,7 @@ def _float64_copies(estimator):
 
 
 def _data_loss(estimator, X, y):
-    """Weighted mean data loss (no penalty) of a fitted CR estimator.
-
-    Computed in float64 with the estimator's own criterion (log-loss for
-    :class:`~cr_sklearn.CRClassifier`).
-
-    Parameters
-    ----------
-    estimator : fitted CR estimator
-    X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
-
-    Returns
-    -------
-    float
-    """
+    """Weighted mean data loss (no penalty), in float64, of a fitted estimator."""
     check_is_fitted(estimator, "module_")
     module, criterion = _float64_copies(estimator)
     with torch.no_grad():
@@ -129,23 +110,25 @@ def _check_index(name, value, high):
     return int(value)
 
 
+def _check_positive(name, value, optional=True):
+    if optional and value is None:
+        return
+    if not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+
+
 def first_order_signal(
     estimator, X, y, *, kind="depth", n_units=None, random_state=None
 ):
     """Norm of the loss gradient at a zero-initialised expansion, per site.
 
     For ``kind="depth"``, a zero-initialised block is inserted (in a float64
-    copy) at each position ``p`` in ``0 .. n_blocks`` in turn (``p`` is
-    "before block ``p``"; ``n_blocks`` is after the last block) and the
-    Euclidean norm of the gradient of the data loss on ``(X, y)`` with
-    respect to the new block's parameters is returned. With the block's
-    projection at zero, only the projection's gradient is non-zero: the
-    cross-covariance of the loss gradient at the insertion point with the
-    block's activations.
-
-    For ``kind="width"``, each block ``b`` in turn gets ``n_units`` extra
-    units with zero outgoing weights, and the norm of the gradient with
-    respect to those outgoing weights is returned.
+    copy) at each position ``p`` in ``0 .. n_blocks`` in turn ("before block
+    ``p``"; ``n_blocks`` is after the last) and the norm of the gradient of
+    the data loss on ``(X, y)`` with respect to the new block's parameters
+    is returned. For ``kind="width"``, each block in turn gets ``n_units``
+    extra units with zero outgoing weights, and the norm of the gradient
+    with respect to those weights is returned.
 
     Parameters
     ----------
@@ -212,12 +195,6 @@ def first_order_signal(
     return signal
 
 
-def _after_change(estimator, network):
-    """Let the estimator adopt its changed network."""
-    estimator._network_changed(network.hidden_layer_sizes)
-    return estimator
-
-
 def expand_depth(
     estimator, *, position, n_blocks=1, inner_width=None, random_state=None
 ):
@@ -265,14 +242,8 @@ def expand_depth(
     """
     network = _check_residual(estimator)
     position = _check_index("position", position, network.n_blocks)
-    if not isinstance(n_blocks, numbers.Integral) or n_blocks < 1:
-        raise ValueError(f"n_blocks must be a positive integer, got {n_blocks!r}.")
-    if inner_width is not None and (
-        not isinstance(inner_width, numbers.Integral) or inner_width < 1
-    ):
-        raise ValueError(
-            f"inner_width must be a positive integer, got {inner_width!r}."
-        )
+    _check_positive("n_blocks", n_blocks, optional=False)
+    _check_positive("inner_width", inner_width)
     seed = _block_seed(estimator, network, "depth", position, random_state)
     expanded = copy.deepcopy(estimator)
     net = _residual_network(expanded.module_)
@@ -281,7 +252,8 @@ def expand_depth(
         for i in range(n_blocks)
     ]
     net.insert_blocks(position, blocks)
-    return _after_change(expanded, net)
+    expanded._network_changed(net.hidden_layer_sizes)
+    return expanded
 
 
 def expand_width(estimator, *, block, n_units=None, random_state=None):
@@ -309,22 +281,18 @@ def expand_width(estimator, *, block, n_units=None, random_state=None):
     if network.n_blocks == 0:
         raise ValueError("The network has no residual block to widen.")
     block = _check_index("block", block, network.n_blocks - 1)
-    if n_units is not None and (
-        not isinstance(n_units, numbers.Integral) or n_units < 1
-    ):
-        raise ValueError(f"n_units must be a positive integer, got {n_units!r}.")
+    _check_positive("n_units", n_units)
     seed = _block_seed(estimator, network, "width", block, random_state)
     expanded = copy.deepcopy(estimator)
     net = _residual_network(expanded.module_)
     net.widen_block(block, n_units or net.width, seed=seed)
-    return _after_change(expanded, net)
+    expanded._network_changed(net.hidden_layer_sizes)
+    return expanded
 
 
 def _estimator_has(attr):
     def check(self):
-        if hasattr(self, "estimator_"):
-            return hasattr(self.estimator_, attr)
-        return hasattr(self.estimator, attr)
+        return hasattr(getattr(self, "estimator_", self.estimator), attr)
 
     return check
 
@@ -348,10 +316,9 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     Growth stops when the best signal is below ``tol``, when the validation
     loss has not improved for ``n_iter_no_change`` kept steps, or when the
     budget (``max_blocks`` blocks, ``max_steps`` steps) is spent. The kept
-    model with the lowest validation loss is the final one.
-
-    The meta-estimator is a classifier when ``estimator`` is (and follows its
-    estimator type otherwise); prediction methods delegate to it.
+    model with the lowest validation loss is the final one; prediction
+    methods delegate to it, and the meta-estimator follows its estimator
+    type.
 
     Parameters
     ----------
@@ -543,18 +510,13 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         split = validation_split(
             codes, self.validation_fraction, int(rng.randint(_SEED_MAX)), strict=False
         )
-        if split is None:
-            X_fit, y_fit, X_val, y_val = X, y, None, None
-        else:
-            X_fit, y_fit, X_val, y_val = (
-                X[split[0]],
-                y[split[0]],
-                X[split[1]],
-                y[split[1]],
-            )
+        fit, val = (slice(None), None) if split is None else split
+        X_fit, y_fit = X[fit], y[fit]
+        X_val, y_val = (None, None) if val is None else (X[val], y[val])
 
         def record(step, choice, model, train_loss, kept, tic):
             kind, site, signal, signals = choice
+            valid_loss = None if X_val is None else _data_loss(model, X_val, y_val)
             entry = {
                 "step": step,
                 "kind": kind,
@@ -564,13 +526,12 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
                 "n_blocks": _residual_network(model.module_).n_blocks,
                 "hidden_layer_sizes": tuple(model.hidden_layer_sizes),
                 "train_loss": train_loss,
-                "valid_loss": None
-                if X_val is None
-                else _data_loss(model, X_val, y_val),
+                "valid_loss": valid_loss,
                 "kept": kept,
                 "n_epochs": int(model.n_iter_),
                 "fit_time": time.perf_counter() - tic,
             }
+
             history.append(entry)
             self._log(entry)
             return entry
@@ -647,8 +608,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             Predicted targets.
         """
-        X = self._inner_X(X)
-        return self.estimator_.predict(X)
+        return self.estimator_.predict(self._inner_X(X))
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
@@ -664,8 +624,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        X = self._inner_X(X)
-        return self.estimator_.predict_proba(X)
+        return self.estimator_.predict_proba(self._inner_X(X))
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X):
@@ -681,8 +640,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        X = self._inner_X(X)
-        return self.estimator_.predict_log_proba(X)
+        return self.estimator_.predict_log_proba(self._inner_X(X))
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
@@ -698,8 +656,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         scores : ndarray
             As the wrapped estimator's ``decision_function``.
         """
-        X = self._inner_X(X)
-        return self.estimator_.decision_function(X)
+        return self.estimator_.decision_function(self._inner_X(X))
 
     @available_if(_estimator_has("jacobian"))
     def jacobian(self, X):
@@ -715,8 +672,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         jacobian : ndarray of shape (n_samples, n_outputs, n_features)
             ``d decision_function / d X`` per sample.
         """
-        X = self._inner_X(X)
-        return self.estimator_.jacobian(X)
+        return self.estimator_.jacobian(self._inner_X(X))
 
     @available_if(_estimator_has("input_gradient_norms"))
     def input_gradient_norms(self, X, *, scale=None):
@@ -737,8 +693,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             Frobenius norm of :meth:`jacobian` per sample, each column times
             its ``scale``.
         """
-        X = self._inner_X(X)
-        return self.estimator_.input_gradient_norms(X, scale=scale)
+        return self.estimator_.input_gradient_norms(self._inner_X(X), scale=scale)
 
     def _gradient_estimator(self):
         # gradient_norms and DREGScorer differentiate the selected model.
@@ -762,8 +717,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         score : float
             Greater is better.
         """
-        X = self._inner_X(X)
-        return self.estimator_.score(X, y, sample_weight=sample_weight)
+        return self.estimator_.score(self._inner_X(X), y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
