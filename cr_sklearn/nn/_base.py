@@ -1,11 +1,10 @@
 """What the plain and the residual CR networks share (private module).
 
-:class:`BaseCRNetwork` holds the input standardisation, the dropout mask, the
-dispatch of :meth:`~BaseCRNetwork.forward_stream` on its ``directions`` and the
-modes of :meth:`~BaseCRNetwork.input_jacobian`; a subclass writes its layers,
-``forward``, the stream pass and the reverse-mode Jacobian. The number of
-directions the Jacobian stream carries is called ``directions`` throughout
-(``n_directions`` once it is a count).
+:class:`BaseCRNetwork` holds the input standardisation and encoding, the
+dropout mask, the member stack, the dispatch of
+:meth:`~BaseCRNetwork.forward_stream` and the modes of the Jacobians; a
+subclass writes its layers, ``forward``, the stream pass and the reverse-mode
+Jacobian.
 """
 
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ import torch
 from torch import nn
 
 from ._members import check_n_members, make_linear
+from .activations import make_activation
 from .input_encoding import PiecewiseLinearEncoding
 
 __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
@@ -23,9 +23,8 @@ __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
 class StreamOutput:
     """What one forward pass through a CR network produced.
 
-    The fields are the constructor's parameters and the attributes alike.
-    With a member axis (``n_members``), every tensor below has it first,
-    except ``squared_norms``, summed over the members.
+    With a member axis (``n_members``), every tensor has it first, except
+    ``squared_norms``, summed over the members.
 
     Parameters
     ----------
@@ -38,16 +37,13 @@ class StreamOutput:
         The effective weight matrix of every activated layer, in order.
     jacobians : list of torch.Tensor of shape (batch, width_l, n_directions) or None
         Jacobian of each layer output with respect to the (standardised)
-        network input, applied to the directions; the last entry belongs to
-        the output layer. ``None`` when the stream was not requested.
+        input, applied to the directions; the output layer's last. ``None``
+        without a stream.
     n_directions : int
-        Directions the stream carried: ``n_features`` for the exact stream,
-        0 without a stream.
+        Directions the stream carried (0 without a stream).
     squared_norms : list of torch.Tensor or None
         ``||J||_F^2`` of each entry of ``jacobians`` (0-d, summed over the
-        batch), where the pass computed them with the stream; ``None``
-        otherwise (:func:`~cr_sklearn.nn.stream_dreg` then squares the
-        Jacobians itself).
+        batch) where the pass computed them; ``None`` otherwise.
     """
 
     output: torch.Tensor
@@ -63,10 +59,8 @@ def random_directions(
 ):
     """Rademacher directions scaled for unbiased Frobenius-norm estimates.
 
-    Each of the ``n_directions`` directions has entries
-    ``+-1/sqrt(n_directions)``, drawn per sample, so that
-    ``E[||J V||_F^2] = ||J||_F^2`` (Hutchinson's estimator averaged over the
-    draws).
+    Entries ``+-1/sqrt(n_directions)``, drawn per sample, so that
+    ``E[||J V||_F^2] = ||J||_F^2`` (Hutchinson's estimator).
 
     Parameters
     ----------
@@ -90,9 +84,10 @@ def random_directions(
     return (2.0 * signs.to(dtype) - 1.0) / (n_directions**0.5)
 
 
-# State shared by every member of a member stack: the standardisation (and the
-# encoding's entries, ``encoding.*``).
-_SHARED_STATE = ("input_mean", "input_scale")
+def _shared(name):
+    """Whether state entry ``name`` is shared by every member of a stack: the
+    standardisation and the encoding's entries."""
+    return name in ("input_mean", "input_scale") or name.startswith("encoding.")
 
 
 def _member_dim(name):
@@ -103,9 +98,9 @@ def _member_dim(name):
 class BaseCRNetwork(nn.Module):
     """Base of the CR networks: standardisation, dropout, stream and Jacobians.
 
-    A subclass builds its layers after calling this constructor and
-    implements ``forward(x)``, ``_stream_pass`` (the values, derivatives and
-    Jacobians of one pass on standardised inputs) and ``_reverse_jacobian``.
+    A subclass builds its layers in ``_build(sizes)``, called by this
+    constructor, and implements ``forward(x)``, ``_stream_pass`` and
+    ``_reverse_jacobian``.
 
     Parameters
     ----------
@@ -113,21 +108,33 @@ class BaseCRNetwork(nn.Module):
         Input dimension ``d``.
     n_outputs : int
         Output dimension.
+    hidden_layer_sizes : sequence of int, default=(64, 64)
+        Widths of the activated layers.
+    activation : str, default="poly"
+        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`; see
+        :func:`cr_sklearn.nn.make_activation`.
+    degree : int, default=3
+        Polynomial degree for ``activation="poly"``.
     dropout : float, default=0.0
         Dropout probability after each activated layer (training only).
+    spectral_norm : bool, default=False
+        Constrain the weight matrices to spectral norm 1
+        (:func:`torch.nn.utils.parametrizations.spectral_norm`).
     encoded_features : int or None, default=None
         With an int, a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` of
         that many columns follows the standardisation (its bins set with
         ``network.encoding.set_edges``) and the first layer reads its
-        columns; ``stream_space`` says what the stream differentiates by.
+        columns.
     stream_space : {"input", "encoded"}, default="input"
-        With an encoding, what the Jacobian stream differentiates by:
-        ``"input"``, the (standardised) network input, the stream starting
-        from the encoding's Jacobian; ``"encoded"``, the encoded columns the
-        first layer reads, the stream starting from the identity (the
-        encoding then acts as fixed features, as a transformer before the
-        network would). :meth:`input_jacobian` is with respect to the raw
-        input either way.
+        With an encoding, what the Jacobian stream differentiates by: the
+        (standardised) input, the stream starting from the encoding's
+        Jacobian, or the encoded columns (fixed features, as a transformer
+        before the network would be). :meth:`input_jacobian` is with respect
+        to the raw input either way.
+    n_members : int or None, default=None
+        ``None``: one network. An int ``M``: ``M`` independent networks of
+        this shape in one module (the member axis, see
+        :class:`~cr_sklearn.nn.CRNetwork`).
 
     Attributes
     ----------
@@ -140,17 +147,12 @@ class BaseCRNetwork(nn.Module):
         ``stream_space="encoded"`` and an encoding, else ``n_features``.
     no_decay_patterns : tuple of str
         :func:`fnmatch.fnmatch` patterns of the parameter names that take no
-        weight decay (biases, polynomial coefficients, normalisation gains):
-        they have their own natural scale. Class attribute.
+        weight decay (biases, polynomial coefficients, normalisation gains).
+        Class attribute.
     input_mean, input_scale : torch.Tensor of shape (n_features,)
-        Buffers of the input standardisation ``(x - mean) / scale``.
-
-    Notes
-    -----
-    Inputs are standardised inside the module (identity until
-    :meth:`set_input_scaling` is called). Penalties act on the Jacobian with
-    respect to the standardised input; :meth:`input_jacobian` returns the
-    Jacobian with respect to the raw input.
+        Buffers of the input standardisation ``(x - mean) / scale`` (the
+        identity until :meth:`set_input_scaling`). Penalties act on the
+        Jacobian with respect to the standardised input.
     """
 
     no_decay_patterns = ("*bias", "*coefficients", "*norm.gain")
@@ -159,19 +161,40 @@ class BaseCRNetwork(nn.Module):
         self,
         n_features,
         n_outputs,
+        hidden_layer_sizes=(64, 64),
+        activation="poly",
+        degree=3,
         dropout=0.0,
+        spectral_norm=False,
         encoded_features=None,
         stream_space="input",
+        n_members=None,
     ):
         super().__init__()
+        sizes = tuple(int(w) for w in hidden_layer_sizes)
         if stream_space not in ("input", "encoded"):
             raise ValueError(
                 f"stream_space must be 'input' or 'encoded', got {stream_space!r}."
             )
+        # The arguments of the current architecture but its sizes (growth
+        # changes them): see ``_config``.
+        self._arguments = dict(
+            n_features=n_features,
+            n_outputs=n_outputs,
+            activation=activation,
+            degree=degree,
+            dropout=dropout,
+            spectral_norm=spectral_norm,
+            encoded_features=encoded_features,
+            stream_space=stream_space,
+        )
         self.stream_space = stream_space
         self.n_features = int(n_features)
         self.n_outputs = int(n_outputs)
         self.dropout = float(dropout)
+        self.activation_name = activation
+        self.degree = degree
+        self.spectral_norm = bool(spectral_norm)
         self.register_buffer("input_mean", torch.zeros(self.n_features))
         self.register_buffer("input_scale", torch.ones(self.n_features))
         self.encoding = (
@@ -179,16 +202,27 @@ class BaseCRNetwork(nn.Module):
             if encoded_features is None
             else PiecewiseLinearEncoding(self.n_features, encoded_features)
         )
-
-    def _set_members(self, n_members, spectral_norm):
-        """Check and keep ``n_members`` (spectral norm takes one network)."""
         self.n_members = check_n_members(n_members)
         if spectral_norm and self.n_members is not None:
             raise ValueError("spectral_norm=True does not support n_members.")
+        self._wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
+        self._build(sizes)
 
-    def _linear(self, fan_in, fan_out):
-        """An affine layer: ``nn.Linear``, or one per member with a member axis."""
-        return make_linear(fan_in, fan_out, getattr(self, "n_members", None))
+    @property
+    def _config(self):
+        """The constructor's arguments of this architecture."""
+        return {**self._arguments, "hidden_layer_sizes": self.hidden_layer_sizes}
+
+    def _activation(self, width):
+        return make_activation(
+            self.activation_name, width, degree=self.degree, n_members=self.n_members
+        )
+
+    def _linear(self, fan_in, fan_out, spectral=True):
+        """An affine layer (one per member with a member axis), spectrally
+        normalised with ``spectral_norm`` unless ``spectral`` is false."""
+        layer = make_linear(fan_in, fan_out, self.n_members)
+        return self._wrap(layer) if spectral and self._wrap else layer
 
     @classmethod
     def stack(cls, networks):
@@ -197,15 +231,14 @@ class BaseCRNetwork(nn.Module):
         Parameters
         ----------
         networks : sequence of BaseCRNetwork
-            Single networks (``n_members=None``) of this class built with the
-            same arguments. Their standardisation and encoding must agree:
-            the members share them.
+            Single networks of this class built with the same arguments and
+            the same standardisation and encoding (the members share them).
 
         Returns
         -------
         BaseCRNetwork
             With ``n_members=len(networks)``; member ``m`` computes what
-            ``networks[m]`` computes (to float rounding).
+            ``networks[m]`` computes.
         """
         networks = list(networks)
         if not networks:
@@ -221,7 +254,7 @@ class BaseCRNetwork(nn.Module):
         states = [net.state_dict() for net in networks]
         state = {}
         for name, value in states[0].items():
-            if name in _SHARED_STATE or name.startswith("encoding."):
+            if _shared(name):
                 for other in states[1:]:
                     if not torch.equal(other[name], value):
                         raise ValueError(
@@ -246,8 +279,7 @@ class BaseCRNetwork(nn.Module):
         Returns
         -------
         BaseCRNetwork
-            Of this class with ``n_members=None``; it computes what the
-            member computes.
+            Of this class with ``n_members=None``.
         """
         if self.n_members is None:
             raise ValueError("member needs a network built with n_members.")
@@ -260,7 +292,7 @@ class BaseCRNetwork(nn.Module):
         target = single.state_dict()
         state = {}
         for name, value in self.state_dict().items():
-            if not (name in _SHARED_STATE or name.startswith("encoding.")):
+            if not _shared(name):
                 value = value.select(_member_dim(name), index)
             state[name] = value.reshape(target[name].shape).clone()
         single.load_state_dict(state)
@@ -303,18 +335,12 @@ class BaseCRNetwork(nn.Module):
     def _standardise(self, x):
         return (x - self.input_mean) / self.input_scale
 
-    def _inputs(self, x):
-        """What the first layer reads: standardised and, if set, encoded."""
-        h = self._standardise(x)
-        return h if self.encoding is None else self.encoding(h)
-
     def transform_input(self, x):
         """What the first layer reads: ``x`` standardised and, if set, encoded.
 
-        The layers after it (:meth:`forward` minus this step) are what a
-        network without standardisation and encoding, of ``input_width``
-        inputs, computes: the estimators train such a network on this
-        output and predict with the whole one.
+        The layers after it are what a network without standardisation and
+        encoding, of ``input_width`` inputs, computes: the estimators train
+        such a network on this output and predict with the whole one.
 
         Parameters
         ----------
@@ -326,7 +352,13 @@ class BaseCRNetwork(nn.Module):
         torch.Tensor of shape (batch, input_width)
             In ``x``'s dtype.
         """
-        return self._inputs(x)
+        h = self._standardise(x)
+        return h if self.encoding is None else self.encoding(h)
+
+    def _dropped(self, h):
+        """``h`` times a fresh dropout mask, in training with dropout."""
+        mask = self._dropout_mask(h)
+        return h if mask is None else h * mask
 
     def _dropout_mask(self, h):
         if not (self.training and self.dropout > 0):
@@ -346,29 +378,24 @@ class BaseCRNetwork(nn.Module):
         x : torch.Tensor of shape (batch, n_features)
             Raw input.
         directions : {None, "exact"}, int or torch.Tensor, default=None
-            What the Jacobian stream carries, in the columns it differentiates
-            by (``stream_width`` of them: the input's, or the encoded ones
-            with ``stream_space="encoded"``). ``None``: no stream.
-            ``"exact"``: the full Jacobian (``stream_width`` directions, the
-            identity). An int ``k``: ``k`` random Rademacher directions per
-            sample (:func:`random_directions`), scaled so that the expected
-            squared Frobenius norm equals the exact one. A tensor of shape
-            ``(batch or 1, k, stream_width)``: these directions (with
-            ``rows``, one per selected row, or 1).
+            What the Jacobian stream carries, in the ``stream_width`` columns
+            it differentiates by. ``None``: no stream. ``"exact"``: the full
+            Jacobian (the identity). An int ``k``: ``k`` random directions per
+            sample (:func:`random_directions`). A tensor of shape ``(batch or
+            1, k, stream_width)``: these directions (with ``rows``, one per
+            selected row, or 1).
         derivatives : bool, default=True
-            Keep ``phi'(z_l)`` of every activated layer (needed by the local
+            Keep ``phi'(z_l)`` of every activated layer (for the local
             penalty).
         rows : torch.Tensor of int64, optional
             Carry the Jacobian stream for these rows of ``x`` only (values and
-            derivatives are computed for every row). The Jacobians then have
-            ``len(rows)`` on their batch axis; a uniformly random subset makes
-            a batch-mean penalty an unbiased estimate of the full one.
+            derivatives are computed for every row); a uniformly random subset
+            makes a batch-mean penalty an unbiased estimate of the full one.
         stream_scale : torch.Tensor, optional
-            A factor per row the stream carries (``len(rows)`` or the batch;
-            with a member axis, ``(n_members, rows)``) that multiplies that
-            row's Jacobians: with the square roots of sample weights, the
-            stream penalty is their weighted mean. The values, derivatives
-            and weights are not scaled.
+            A factor per row the stream carries (``(n_members, rows)`` with a
+            member axis) that multiplies that row's Jacobians: with the square
+            roots of sample weights, the stream penalty is their weighted
+            mean.
 
         Returns
         -------
@@ -444,38 +471,26 @@ class BaseCRNetwork(nn.Module):
         )
 
     def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
-        """One pass on standardised ``h``: ``(output, derivs, weights, jacobians)``.
-
-        ``directions`` is a tensor or ``None``; ``exact`` asks for the
-        identity's stream. ``jacobians`` is ``None`` without a stream;
-        ``scale`` multiplies each carried row's Jacobians (see
-        :meth:`forward_stream`).
-        """
+        """One pass on what the first layer reads: ``(output, derivs, weights,
+        jacobians[, squared_norms])``; ``exact`` asks for the identity's
+        stream (``directions`` a tensor or ``None``)."""
         raise NotImplementedError
 
     def _reverse_jacobian(self, h):
-        """``d output / d h`` by the transposed chain rule.
-
-        ``h`` is what the first layer reads (:meth:`_inputs` of the raw
-        input: standardised and, with an encoding, encoded).
-        """
+        """``d output / d h`` by the transposed chain rule, ``h`` what the
+        first layer reads (:meth:`transform_input`)."""
         raise NotImplementedError
 
     def _folded_input_jacobian(self, x):
-        """``input_jacobian(x, mode="reverse")`` by a cheaper route, or ``None``.
-
-        A subclass that predicts from folded parameters computes it from
-        them where nothing records gradients; ``None`` takes the recorded
-        path.
-        """
+        """``input_jacobian(x, mode="reverse")`` by a cheaper route, or ``None``
+        (the recorded path)."""
         return None
 
     def feature_jacobian(self, x, *, mode="auto"):
         """Jacobian of the output with respect to what the stream differentiates by.
 
-        With an encoding and ``stream_space="encoded"``, the encoded columns
-        the first layer reads (the space DREG smooths); otherwise the raw
-        input, as :meth:`input_jacobian`.
+        The encoded columns with ``stream_space="encoded"`` (the space DREG
+        smooths), else the raw input, as :meth:`input_jacobian`.
 
         Parameters
         ----------
@@ -499,7 +514,7 @@ class BaseCRNetwork(nn.Module):
                 x, "exact", derivatives=False, rows=None, encoded=True
             ).jacobians[-1]
         if mode == "reverse":
-            return self._reverse_jacobian(self._inputs(x))
+            return self._reverse_jacobian(self.transform_input(x))
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
 
     def input_jacobian(self, x, *, mode="auto"):
@@ -511,9 +526,9 @@ class BaseCRNetwork(nn.Module):
             Raw input.
         mode : {"auto", "forward", "reverse"}, default="auto"
             ``"forward"`` carries the exact stream (cost grows with
-            ``n_features``); ``"reverse"`` pulls each output back through the
-            transposed chain rule with the same closed-form derivatives (cost
-            grows with ``n_outputs``). ``"auto"`` picks the cheaper one.
+            ``n_features``), ``"reverse"`` pulls each output back through the
+            transposed chain rule (cost grows with ``n_outputs``); ``"auto"``
+            picks the cheaper one.
 
         Returns
         -------

@@ -29,17 +29,9 @@ _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _relu(z):
-    return torch.relu(z)
-
-
 def _relu_derivative(z):
     # The kink at 0 gets derivative 0, the subgradient torch's autograd uses.
     return (z > 0).to(z.dtype)
-
-
-def _tanh(z):
-    return torch.tanh(z)
 
 
 def _tanh_derivative(z):
@@ -68,9 +60,9 @@ def _swish_derivative(z):
 
 #: Fixed activations: ``name -> (function, closed-form derivative)``.
 ACTIVATIONS = {
-    "relu": (_relu, _relu_derivative),
+    "relu": (torch.relu, _relu_derivative),
     "gelu": (_gelu, _gelu_derivative),
-    "tanh": (_tanh, _tanh_derivative),
+    "tanh": (torch.tanh, _tanh_derivative),
     "swish": (_swish, _swish_derivative),
 }
 
@@ -79,24 +71,11 @@ ACTIVATIONS = {
 ACTIVATION_NAMES = ("poly", *ACTIVATIONS)
 
 
-class FixedActivation(nn.Module):
-    """A parameter-free activation from :data:`ACTIVATIONS`.
+class _Activation(nn.Module):
+    """What every activation offers: its value and closed-form derivative.
 
-    Parameters
-    ----------
-    name : str
-        A key of :data:`ACTIVATIONS`.
+    A subclass implements ``_value(z)`` and ``_value_and_slope(z, mask)``.
     """
-
-    def __init__(self, name):
-        super().__init__()
-        if name not in ACTIVATIONS:
-            # The registry as it is now: an entry added later is a choice too.
-            raise ValueError(
-                f"Unknown activation {name!r}; choose one of {['poly', *ACTIVATIONS]}."
-            )
-        self.name = name
-        self._fn, self._derivative = ACTIVATIONS[name]
 
     def forward(self, z):
         """Apply the activation elementwise.
@@ -111,10 +90,10 @@ class FixedActivation(nn.Module):
         torch.Tensor
             ``phi(z)``, of the shape of ``z``.
         """
-        return self._fn(z)
+        return self._value(z)
 
     def derivative(self, z):
-        """Closed-form derivative, elementwise.
+        """Closed-form derivative ``phi'(z)``, elementwise.
 
         Parameters
         ----------
@@ -126,7 +105,7 @@ class FixedActivation(nn.Module):
         torch.Tensor
             ``phi'(z)``, of the shape of ``z``.
         """
-        return self._derivative(z)
+        return self._value_and_slope(z, None)[1]
 
     def forward_and_derivative(self, z, mask=None):
         """Return ``(phi(z), phi'(z))``, each times ``mask`` if given.
@@ -143,7 +122,30 @@ class FixedActivation(nn.Module):
         value, slope : torch.Tensor
             ``phi(z)`` and ``phi'(z)``, each of the shape of ``z``.
         """
-        value, slope = self._fn(z), self._derivative(z)
+        return self._value_and_slope(z, mask)
+
+
+class FixedActivation(_Activation):
+    """A parameter-free activation from :data:`ACTIVATIONS`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ACTIVATIONS`.
+    """
+
+    def __init__(self, name):
+        super().__init__()
+        if name not in ACTIVATIONS:
+            # The registry as it is now: an entry added later is a choice too.
+            raise ValueError(
+                f"Unknown activation {name!r}; choose one of {['poly', *ACTIVATIONS]}."
+            )
+        self.name = name
+        self._value, self._derivative = ACTIVATIONS[name]
+
+    def _value_and_slope(self, z, mask):
+        value, slope = self._value(z), self._derivative(z)
         if mask is not None:
             value, slope = value * mask, slope * mask
         return value, slope
@@ -152,7 +154,7 @@ class FixedActivation(nn.Module):
         return self.name
 
 
-class PolyActivation(nn.Module):
+class PolyActivation(_Activation):
     r"""Learnable polynomial activation, one polynomial per neuron.
 
     .. math:: \phi_i(z) = \sum_{k=0}^{K} a_{ik} u^k, \qquad
@@ -181,19 +183,14 @@ class PolyActivation(nn.Module):
 
     Notes
     -----
-    A cubic grows like ``z**3``: stacked layers on unbounded inputs reach
-    astronomically large outputs. Two safeguards keep training finite:
-
-    * the polynomial starts as the identity (``a_1 = 1``, other coefficients
-      0), so the initial network is a well-conditioned near-linear map and
-      higher-order terms are only switched on as training finds them useful;
-    * the pre-activation is soft-bounded, ``u = b tanh(z / b)``: the map is
-      the identity near 0 (slope 1) and saturates at ``|u| < b``, so each
-      layer's output is bounded by its coefficients whatever the input.
+    A cubic grows like ``z**3``; two safeguards keep stacked layers finite:
+    the polynomial starts as the identity (``a_1 = 1``, the others 0), a
+    well-conditioned near-linear map, and the pre-activation is
+    soft-bounded, ``u = b tanh(z / b)`` (slope 1 near 0, ``|u| < b``), so
+    each layer's output is bounded by its coefficients.
 
     When gradients are recorded, :meth:`forward_and_derivative` is one
-    autograd node with a closed-form backward (second derivative included),
-    which on small batches costs less than the dozen ops it replaces.
+    autograd node with a closed-form backward (second derivative included).
     """
 
     def __init__(self, width, degree=3, bound=3.0, n_members=None):
@@ -223,21 +220,8 @@ class PolyActivation(nn.Module):
             value = torch.addcmul(c, value, u)
         return value
 
-    def forward_and_derivative(self, z, mask=None):
-        """Return ``(phi(z), phi'(z))`` sharing one evaluation of the bound.
-
-        Parameters
-        ----------
-        z : torch.Tensor
-            Pre-activations; the last axis runs over neurons.
-        mask : torch.Tensor, optional
-            Multiplies both outputs (a dropout mask), of the shape of ``z``.
-
-        Returns
-        -------
-        value, slope : torch.Tensor
-            ``phi(z)`` and ``phi'(z)``, each of the shape of ``z``.
-        """
+    def _value_and_slope(self, z, mask):
+        # Sharing one evaluation of the bound.
         if torch.is_grad_enabled() and (
             z.requires_grad or self.coefficients.requires_grad
         ):
@@ -252,36 +236,9 @@ class PolyActivation(nn.Module):
             value, slope = value * mask, slope * mask
         return value, slope
 
-    def forward(self, z):
-        """Apply the polynomial elementwise (per neuron along the last axis).
-
-        Parameters
-        ----------
-        z : torch.Tensor
-            Pre-activations; the last axis runs over neurons.
-
-        Returns
-        -------
-        torch.Tensor
-            ``phi(z)``, of the shape of ``z``.
-        """
+    def _value(self, z):
         u, _ = self._squash(z, slope=False)
         return self._horner(self.coefficients, u)
-
-    def derivative(self, z):
-        """Closed-form derivative ``phi'(z)``, elementwise.
-
-        Parameters
-        ----------
-        z : torch.Tensor
-            Pre-activations; the last axis runs over neurons.
-
-        Returns
-        -------
-        torch.Tensor
-            ``phi'(z)``, of the shape of ``z``.
-        """
-        return self.forward_and_derivative(z)[1]
 
     def _forward_overwrite(self, z):
         """``forward(z)`` computed in ``z``'s memory, for inference only.

@@ -15,11 +15,8 @@ __all__ = ["PiecewiseLinearEncoding"]
 
 
 def tracing():
-    """Whether the pass is being traced or compiled (ONNX export, torch.export).
-
-    The in-place and cached shortcuts of prediction are then left out: a
-    tracer records the plain ops, on tensors without storage.
-    """
+    """Whether the pass is traced or compiled (ONNX export, torch.export): the
+    in-place and cached shortcuts are then left out (no storage to reuse)."""
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
     return torch.jit.is_tracing() or bool(compiling and compiling())
 
@@ -33,11 +30,9 @@ _EDGE_TOLERANCE = 1e-5
 def ramp_inside(free, lower, upper, tolerance):
     """Each encoded column's share of its ramp's slope: 1, 0.5 or 0.
 
-    ``free`` is the unclamped affine map of the inputs (before the clamp to
-    ``[lower, upper]``): where it lies against the bounds says where the
-    input lies in its bin. Inside: 1; outside: 0; on an edge (within
-    ``tolerance`` of a bound): 0.5, the mean of the two one-sided
-    derivatives. Copies are never clamped (infinite bounds): 1.
+    ``free`` is the unclamped affine map of the inputs: inside its bin 1,
+    outside 0, on an edge (within ``tolerance`` of a bound) 0.5, the mean of
+    the two one-sided derivatives. Copies (infinite bounds): 1.
     """
     on_edge = ((free - lower).abs() <= tolerance) | ((upper - free).abs() <= tolerance)
     inside = ((free > lower) & (free < upper)).to(free.dtype)
@@ -181,14 +176,12 @@ class PiecewiseLinearEncoding(nn.Module):
         """Each column as one clamped affine map of the inputs (cached).
 
         ``(select, shift, lower, upper, slope, tolerance)``: column ``c`` is
-        ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``, with
-        ``select`` holding ``inv_width * ramp_gain`` at ``(source[c], c)``
-        (a ramp; its offset and its clamp fold the centring in) or 1 (a
-        copy, unclamped: its value is its input exactly). One matrix product
-        and one clamp encode a batch. ``slope`` is a column's derivative
-        inside its bin and ``tolerance`` its edges' width. Rebuilt when a
-        buffer changes (every setter and ``load_state_dict`` write them in
-        place).
+        ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``, ``select``
+        holding ``inv_width * ramp_gain`` at ``(source[c], c)`` for a ramp
+        (offset and clamp fold the centring in) or 1 for a copy (unclamped).
+        ``slope`` is a column's derivative inside its bin and ``tolerance``
+        its edges' width. Rebuilt when a buffer changes (the setters and
+        ``load_state_dict`` write them in place).
         """
         traced = tracing()
         key = None
@@ -256,12 +249,10 @@ class PiecewiseLinearEncoding(nn.Module):
     def forward_and_slope(self, h):
         """The encoding and its derivative per output column.
 
-        The derivative of a ramp is ``inv_width * ramp_gain`` inside its bin,
-        0 outside and half that on an edge (within ``1e-5`` of the bin's
-        width), the mean of the two one-sided derivatives, which central
-        differences measure there too: at an input on an edge between two
-        bins, the two ramps' halves add up to the mean of the left and right
-        derivatives. A copy's derivative is 1.
+        A ramp's derivative is ``inv_width * ramp_gain`` inside its bin, 0
+        outside and half that on an edge (within ``1e-5`` of the bin's
+        width): the mean of the one-sided derivatives, as central differences
+        measure. A copy's derivative is 1.
 
         Parameters
         ----------

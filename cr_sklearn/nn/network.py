@@ -22,7 +22,7 @@ from torch.nn.modules import module as _module
 from ._base import BaseCRNetwork, StreamOutput, random_directions
 from ._members import affine, rows_product, select_rows
 from ._stream_function import StreamJacobians
-from .activations import FixedActivation, PolyActivation, make_activation
+from .activations import FixedActivation, PolyActivation
 from .input_encoding import ramp_inside, tracing
 
 # StreamOutput and random_directions live in ._base, shared with the residual
@@ -148,15 +148,12 @@ class CRNetwork(BaseCRNetwork):
     n_members : int or None, default=None
         ``None``: one network. An int ``M``: ``M`` independent networks of
         this shape in one module (the member axis): every parameter has a
-        leading axis of length ``M``, each layer is one batched product for
-        all members, and the standardisation and the encoding are shared.
-        The outputs then carry the member axis first: :meth:`forward` and
-        :meth:`predict_values` return ``(M, batch, n_outputs)``,
-        :meth:`forward_stream` member-first values, derivatives, weights and
-        Jacobians (the squared norms summed over the members, so a penalty
-        is the sum of the members' penalties), :meth:`input_jacobian`
-        ``(M, batch, n_outputs, n_features)``. :meth:`stack` builds one
-        from single networks, :meth:`member` takes one out.
+        leading axis of length ``M``, each layer is one batched product, and
+        the standardisation and the encoding are shared. The outputs then
+        carry the member axis first (the squared norms of the stream are
+        summed over the members, so a penalty is the sum of the members').
+        :meth:`stack` builds one from single networks, :meth:`member` takes
+        one out.
 
     Attributes
     ----------
@@ -167,62 +164,16 @@ class CRNetwork(BaseCRNetwork):
         Their activations.
     output : torch.nn.Linear
         Last (linear) layer.
-
-    Notes
-    -----
-    Inputs are standardised inside the module with the buffers
-    ``input_mean`` and ``input_scale`` (identity until
-    :meth:`set_input_scaling` is called). Penalties act on the Jacobian with
-    respect to the standardised input; :meth:`input_jacobian` returns the
-    Jacobian with respect to the raw input.
     """
 
-    def __init__(
-        self,
-        n_features,
-        n_outputs,
-        hidden_layer_sizes=(64, 64),
-        activation="poly",
-        degree=3,
-        dropout=0.0,
-        spectral_norm=False,
-        encoded_features=None,
-        stream_space="input",
-        n_members=None,
-    ):
-        super().__init__(
-            n_features,
-            n_outputs,
-            dropout=dropout,
-            encoded_features=encoded_features,
-            stream_space=stream_space,
-        )
-        self._set_members(n_members, spectral_norm)
-        self._config = dict(
-            n_features=n_features,
-            n_outputs=n_outputs,
-            hidden_layer_sizes=tuple(int(w) for w in hidden_layer_sizes),
-            activation=activation,
-            degree=degree,
-            dropout=dropout,
-            spectral_norm=spectral_norm,
-            encoded_features=encoded_features,
-            stream_space=stream_space,
-        )
-        sizes = [self.input_width, *[int(w) for w in hidden_layer_sizes]]
-        wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
+    def _build(self, sizes):
+        sizes = [self.input_width, *sizes]
         self.hidden = nn.ModuleList()
         self.activations = nn.ModuleList()
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
-            layer = self._linear(fan_in, fan_out)
-            self.hidden.append(wrap(layer) if wrap else layer)
-            self.activations.append(
-                make_activation(
-                    activation, fan_out, degree=degree, n_members=self.n_members
-                )
-            )
-        out = self._linear(sizes[-1], self.n_outputs)
-        self.output = wrap(out) if wrap else out
+            self.hidden.append(self._linear(fan_in, fan_out))
+            self.activations.append(self._activation(fan_out))
+        self.output = self._linear(sizes[-1], self.n_outputs)
 
     @property
     def hidden_layer_sizes(self):
@@ -242,7 +193,7 @@ class CRNetwork(BaseCRNetwork):
         torch.Tensor of shape (batch, n_outputs)
             The network output.
         """
-        h = self._inputs(x)
+        h = self.transform_input(x)
         overwrite = not (torch.is_grad_enabled() or tracing())
         for layer, act in zip(self.hidden, self.activations, strict=True):
             z = layer(h)
@@ -251,9 +202,7 @@ class CRNetwork(BaseCRNetwork):
                 h = act._forward_overwrite(z)
             else:
                 h = act(z)
-            mask = self._dropout_mask(h)
-            if mask is not None:
-                h = h * mask
+            h = self._dropped(h)
         return self.output(h)
 
     def predict_values(self, x):

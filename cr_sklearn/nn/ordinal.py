@@ -103,17 +103,14 @@ class OrdinalHead(nn.Module):
         Evenly spaced around 0 by default.
     n_members : int or None, default=None
         With an int ``M``, one set of cut-points per member of a member
-        stack (:class:`~cr_sklearn.nn.CRNetwork` with ``n_members``), each
-        starting from ``init_cutpoints``; the head then reads outputs of
-        shape ``(M, batch, 1)`` and returns losses of shape ``(M, batch)``.
+        stack, each starting from ``init_cutpoints``: the head reads outputs
+        of shape ``(M, batch, 1)`` and returns losses of shape ``(M, batch)``.
 
     Attributes
     ----------
     no_decay_patterns : tuple of str
         :func:`fnmatch.fnmatch` patterns of the parameter names that take no
-        weight decay: the cut-points have their own natural scale, as the
-        network's :attr:`~cr_sklearn.nn.BaseCRNetwork.no_decay_patterns`.
-        Class attribute.
+        weight decay (the cut-points). Class attribute.
     """
 
     no_decay_patterns = ("*cutpoint*",)
@@ -197,7 +194,9 @@ class OrdinalHead(nn.Module):
         return f"n_classes={self.n_classes}{members}"
 
 
-_HEAD_PARAMETERS = """
+class CumulativeLinkLoss(OrdinalHead):
+    """Cumulative-link (proportional-odds) negative log-likelihood per sample.
+
     Parameters
     ----------
     n_classes : int
@@ -205,16 +204,8 @@ _HEAD_PARAMETERS = """
     init_cutpoints : array-like of shape (K - 1,), optional
         Increasing initial cut-points; see :class:`OrdinalHead`.
     n_members : int or None, default=None
-        One set of cut-points per member of a member stack; see
-        :class:`OrdinalHead`.
-"""
-
-
-class CumulativeLinkLoss(OrdinalHead):
-    __doc__ = (
-        "Cumulative-link (proportional-odds) negative log-likelihood per sample.\n"
-        + _HEAD_PARAMETERS
-    )
+        One set of cut-points per member; see :class:`OrdinalHead`.
+    """
 
     def _loss(self, eta, target):
         log_proba = self.log_proba(eta)
@@ -223,10 +214,17 @@ class CumulativeLinkLoss(OrdinalHead):
 
 
 class CORALLoss(OrdinalHead):
-    __doc__ = (
-        "CORAL loss per sample: ``sum_k BCE(sigmoid(eta - theta_k), [y > k])``.\n"
-        + _HEAD_PARAMETERS
-    )
+    """CORAL loss per sample: ``sum_k BCE(sigmoid(eta - theta_k), [y > k])``.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of ordered classes ``K >= 2``, with ``K - 1`` binary tasks.
+    init_cutpoints : array-like of shape (K - 1,), optional
+        Increasing initial cut-points; see :class:`OrdinalHead`.
+    n_members : int or None, default=None
+        One set of cut-points per member; see :class:`OrdinalHead`.
+    """
 
     def _loss(self, eta, target):
         logits = eta.unsqueeze(-1) - self.cutpoints().to(eta.dtype).unsqueeze(-2)

@@ -79,7 +79,7 @@ class RMSNorm(nn.Module):
         return h / self._rms(h) * self.gain
 
     def forward_and_jvp(self, h, tangents):
-        """Value and Jacobian-vector products.
+        """Value and Jacobian-vector products ``J(h) u``.
 
         Parameters
         ----------
@@ -93,7 +93,7 @@ class RMSNorm(nn.Module):
         value : torch.Tensor of shape (batch, width)
             ``RMSNorm(h)``.
         jvp : torch.Tensor of shape (batch, k, width)
-            ``J(h) u`` for every row ``u`` of ``tangents``.
+            One per row of ``tangents``.
         """
         r = self._rms(h)  # (batch, 1)
         value = h / r * self.gain
@@ -189,9 +189,7 @@ class ResidualCRNetwork(BaseCRNetwork):
     """Normalised residual network of PolyLayers with a dual-stream pass.
 
     Same interface as :class:`~cr_sklearn.nn.CRNetwork`, from the same base
-    (:class:`~cr_sklearn.nn.BaseCRNetwork`): ``forward``, ``forward_stream``
-    (a :class:`~cr_sklearn.nn.StreamOutput`), ``input_jacobian`` and the input
-    standardisation buffers.
+    (:class:`~cr_sklearn.nn.BaseCRNetwork`).
 
     Parameters
     ----------
@@ -222,10 +220,9 @@ class ResidualCRNetwork(BaseCRNetwork):
         With an encoding, whether the stream differentiates by the input or
         by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
     n_members : int or None, default=None
-        The member axis, as for :class:`~cr_sklearn.nn.CRNetwork`: ``M``
-        networks of this shape in one module. The growth methods
-        (:meth:`make_block`, :meth:`insert_blocks`, :meth:`widen_block`)
-        need ``None``.
+        The member axis, as for :class:`~cr_sklearn.nn.CRNetwork`. The growth
+        methods (:meth:`make_block`, :meth:`insert_blocks`,
+        :meth:`widen_block`) need ``None``.
 
     Attributes
     ----------
@@ -246,65 +243,27 @@ class ResidualCRNetwork(BaseCRNetwork):
     and after every block, then the output layer's.
     """
 
-    def __init__(
-        self,
-        n_features,
-        n_outputs,
-        hidden_layer_sizes=(64, 64),
-        activation="poly",
-        degree=3,
-        dropout=0.0,
-        spectral_norm=False,
-        encoded_features=None,
-        stream_space="input",
-        n_members=None,
-    ):
-        sizes = [int(w) for w in hidden_layer_sizes]
+    def _build(self, sizes):
         if not sizes or min(sizes) < 1:
             raise ValueError(
-                f"hidden_layer_sizes must be non-empty and positive, got {sizes}."
+                f"hidden_layer_sizes must be non-empty and positive, got {list(sizes)}."
             )
-        super().__init__(
-            n_features,
-            n_outputs,
-            dropout=dropout,
-            encoded_features=encoded_features,
-            stream_space=stream_space,
-        )
-        self.activation_name = activation
-        self.degree = int(degree)
-        self.spectral_norm = bool(spectral_norm)
-        self._set_members(n_members, spectral_norm)
-        self._arguments = dict(
-            n_features=n_features,
-            n_outputs=n_outputs,
-            activation=activation,
-            degree=degree,
-            dropout=dropout,
-            spectral_norm=spectral_norm,
-            encoded_features=encoded_features,
-            stream_space=stream_space,
-        )
-        wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
         width = sizes[0]
-        stem = self._linear(self.input_width, width)
-        self.stem = wrap(stem) if wrap else stem
-        self.stem_activation = make_activation(
-            activation, width, degree=degree, n_members=self.n_members
-        )
-        self.blocks = nn.ModuleList(
-            ResidualBlock(
-                width, w, activation, degree, spectral_norm, n_members=self.n_members
-            )
-            for w in sizes[1:]
-        )
-        out = self._linear(width, self.n_outputs)
-        self.output = wrap(out) if wrap else out
+        self.stem = self._linear(self.input_width, width)
+        self.stem_activation = self._activation(width)
+        self.blocks = nn.ModuleList(self._block(width, w) for w in sizes[1:])
+        self.output = self._linear(width, self.n_outputs)
 
-    @property
-    def _config(self):
-        # The current architecture: growth changes hidden_layer_sizes.
-        return {**self._arguments, "hidden_layer_sizes": self.hidden_layer_sizes}
+    def _block(self, width, inner_width, zero_init=False):
+        return ResidualBlock(
+            width,
+            inner_width,
+            self.activation_name,
+            self.degree,
+            self.spectral_norm,
+            zero_init=zero_init,
+            n_members=self.n_members,
+        )
 
     def _single_only(self, what):
         if self.n_members is not None:
@@ -348,14 +307,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         # A forked, seeded RNG: reproducible without touching the caller's.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
-            block = ResidualBlock(
-                self.width,
-                inner_width,
-                self.activation_name,
-                self.degree,
-                self.spectral_norm,
-                zero_init=True,
-            )
+            block = self._block(self.width, inner_width, zero_init=True)
         return block.to(device=ref.device, dtype=ref.dtype)
 
     def insert_blocks(self, position, blocks):
@@ -390,9 +342,8 @@ class ResidualCRNetwork(BaseCRNetwork):
         """Add ``n_units`` activated units to block ``index``, function unchanged.
 
         The new units get a fresh (seeded) inner initialisation, an identity
-        polynomial and zero outgoing weights, so the network output does not
-        change; the gradient with respect to those outgoing weights is the
-        width signal.
+        polynomial and zero outgoing weights (whose gradient is the width
+        signal).
 
         Parameters
         ----------
@@ -432,7 +383,7 @@ class ResidualCRNetwork(BaseCRNetwork):
 
     # -- passes --------------------------------------------------------------
     def forward(self, x):
-        """Compute the output only: the cheapest pass, used for prediction.
+        """Compute the output only: the cheapest pass.
 
         Parameters
         ----------
@@ -444,15 +395,9 @@ class ResidualCRNetwork(BaseCRNetwork):
         torch.Tensor of shape (batch, n_outputs)
             The network output.
         """
-        h = self.stem_activation(self.stem(self._inputs(x)))
-        mask = self._dropout_mask(h)
-        if mask is not None:
-            h = h * mask
+        h = self._dropped(self.stem_activation(self.stem(self.transform_input(x))))
         for block in self.blocks:
-            a = block.activation(block.inner(block.norm(h)))
-            mask = self._dropout_mask(a)
-            if mask is not None:
-                a = a * mask
+            a = self._dropped(block.activation(block.inner(block.norm(h))))
             h = h + block.proj(a)
         return self.output(h)
 
