@@ -37,11 +37,8 @@ __all__ = ["SelectiveClassifier"]
 
 # -- selection with guaranteed risk (Geifman & El-Yaniv 2017) ----------------
 def _binomial_upper_bound(n_events, n, delta):
-    """Largest ``b`` with ``P(Binomial(n, b) <= n_events) >= delta``.
-
-    The one-sided (Clopper-Pearson) upper confidence bound on a rate from
-    ``n_events`` events in ``n`` trials: the ``B*`` of Geifman & El-Yaniv.
-    """
+    """Clopper-Pearson upper bound on a rate (the ``B*`` of Geifman & El-Yaniv):
+    the largest ``b`` with ``P(Binomial(n, b) <= n_events) >= delta``."""
     if n == 0 or n_events >= n:
         return 1.0
     return float(stats.beta.ppf(1.0 - delta, n_events + 1, n - n_events))
@@ -50,10 +47,8 @@ def _binomial_upper_bound(n_events, n, delta):
 def _risk_bound(losses, delta, n_levels):
     """Upper confidence bound (level ``1 - delta``) on the mean of ``losses``.
 
-    ``losses`` take values in ``{0, 1, ..., n_levels}``; the mean is the sum
-    over ``t`` of ``P(loss >= t)``, each bounded by the binomial tail at
-    ``delta / n_levels`` (a union bound; exactly the binomial bound for the
-    zero-one loss).
+    ``losses`` in ``{0, ..., n_levels}``: the mean is the sum over ``t`` of
+    ``P(loss >= t)``, each bounded at ``delta / n_levels`` (a union bound).
     """
     n = len(losses)
     return sum(
@@ -63,24 +58,14 @@ def _risk_bound(losses, delta, n_levels):
 
 
 def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=1):
-    """The SGR algorithm: a threshold whose selective risk is at most the target.
+    """SGR: ``(threshold, bound)`` of selective risk at most ``target_risk``.
 
     Binary search over the sorted ``confidence`` for the lowest threshold
-    (the largest coverage) whose risk bound at level ``delta / k`` is below
-    ``target_risk``, ``k = ceil(log2(m))`` tested thresholds (Geifman &
-    El-Yaniv, "Selective classification for deep neural networks", NeurIPS
-    2017, Algorithm 1). With probability at least ``1 - delta`` over the
-    draw of the ``m`` i.i.d. samples, the selective risk of the returned
-    threshold on new data from the same distribution is at most the
-    returned bound.
-
-    Returns
-    -------
-    threshold : float
-        Accept ``confidence >= threshold``; ``inf`` when no tested threshold
-        meets the target.
-    bound : float
-        The risk bound at that threshold (``nan`` if none).
+    whose risk bound at level ``delta / k`` is below ``target_risk``, ``k =
+    ceil(log2(m))`` tested thresholds (Geifman & El-Yaniv, NeurIPS 2017,
+    Algorithm 1): with probability ``1 - delta`` over the ``m`` i.i.d.
+    samples, the selective risk on new data is at most the bound. ``(inf,
+    nan)`` when no tested threshold meets the target.
     """
     m = len(losses)
     order = np.sort(confidence)
@@ -119,13 +104,9 @@ def _fit_combiner(signals, losses, loss):
 
 
 def _combine(combiner, signals, reference):
-    """Confidence from the combiner (higher = trusted more).
-
-    Zero-one loss: the predicted probability of a correct prediction.
-    Absolute loss: minus the predicted absolute error. Without a combiner
-    (constant losses), the mean of the signals standardised on
-    ``reference``.
-    """
+    """Confidence from the combiner: the probability of a correct prediction,
+    or minus the predicted absolute error; without one (constant losses), the
+    mean of the signals standardised on ``reference``."""
     if combiner is None:
         scale = reference.std(axis=0)
         scale[~(scale > 0)] = 1.0
@@ -148,12 +129,7 @@ def _fold(estimator, X, y, train, test, signals, loss, n_passes, seed):
 
 
 def _estimator_has(attr):
-    def check(self):
-        if hasattr(self, "estimator_"):
-            return hasattr(self.estimator_, attr)
-        return hasattr(self.estimator, attr)
-
-    return check
+    return lambda self: hasattr(getattr(self, "estimator_", self.estimator), attr)
 
 
 class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -163,27 +139,22 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     :class:`~cr_sklearn.CROrdinalRegressor`):
 
     1. For each of the ``cv`` folds, the base estimator is fitted on the
-       other folds and its confidence signals (:func:`confidence_signals`)
-       and predictions are taken on the held-out fold.
-    2. A combiner learns, from those out-of-fold signals, which predictions
-       are right: a logistic regression of correctness on the standardised
-       signals (for the absolute loss of an ordinal model, a Poisson
-       regression of the absolute error). Its output is the
-       :meth:`confidence`, unless a single signal ranks the out-of-fold
-       errors better (a lower AURC) than the combination's cross-fitted
-       confidence: that signal is then the confidence
-       (``confidence_source_``).
+       other folds; its predictions and :func:`confidence_signals` are taken
+       on the held-out fold.
+    2. A combiner learns from those signals which predictions are right (a
+       logistic regression of correctness on the standardised signals; a
+       Poisson regression of the absolute error for an ordinal model). Its
+       output is the :meth:`confidence`, unless a single signal ranks the
+       out-of-fold errors better (``confidence_source_``).
     3. With ``target_risk``, a rejection threshold is chosen on the
-       out-of-fold confidences (each from a combiner fitted on the other
-       folds) by selection with guaranteed risk (SGR; Geifman & El-Yaniv,
-       2017): a binary search for the largest coverage whose binomial upper
+       out-of-fold confidences by selection with guaranteed risk (SGR;
+       Geifman & El-Yaniv, 2017): the largest coverage whose binomial upper
        confidence bound on the selective risk, at level ``1 - delta``, is
        below ``target_risk``.
     4. The base estimator is refitted on all the data (``estimator_``).
 
     :meth:`predict` and :meth:`predict_proba` are the refitted estimator's;
-    :meth:`predict_selective` also returns which predictions are accepted
-    (``confidence(X) >= threshold_``).
+    :meth:`predict_selective` also says which predictions are accepted.
 
     Parameters
     ----------
@@ -196,30 +167,24 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         takes every signal the fitted estimator offers).
     cv : int, cross-validation generator or iterable, default=5
         The cross-fitting splits, as in
-        :func:`~sklearn.model_selection.cross_validate` (an int is a
-        :class:`~sklearn.model_selection.StratifiedKFold`).
+        :func:`~sklearn.model_selection.cross_validate`.
     target_risk : float or None, default=None
-        The selective risk to guarantee: an error rate for the zero-one loss,
-        a mean absolute error in ranks for ordinal models. ``None`` chooses
-        no threshold: every prediction is accepted, and ``risk_bound_`` is
-        the bound at full coverage.
+        The selective risk to guarantee: an error rate, or a mean absolute
+        error in ranks for ordinal models. ``None``: every prediction is
+        accepted, and ``risk_bound_`` is the bound at full coverage.
     delta : float, default=0.05
         The guarantee holds with probability at least ``1 - delta`` over the
         draw of the training data.
     loss : {"auto", "zero_one", "absolute"}, default="auto"
-        The risk. ``"auto"``: for ordinal models (those with
-        ``predict_cumulative_proba``, like
-        :class:`~cr_sklearn.CROrdinalRegressor`) the absolute error of the
-        predicted (median) class in ranks, positions in ``classes_``, and
-        the probability signal is then the predicted mass within one class
-        of the prediction; the zero-one loss otherwise.
+        The risk. ``"auto"``: for ordinal models (with
+        ``predict_cumulative_proba``) the absolute error in ranks, positions
+        in ``classes_``; the zero-one loss otherwise.
     n_passes : int, default=30
         Forward passes of the ``"mc_dropout"`` signal.
     n_jobs : int, default=None
         Folds fitted in parallel (joblib).
     random_state : int, RandomState instance or None, default=None
-        Seeds the ``"mc_dropout"`` signal (the base estimator's own
-        randomness is its own parameter).
+        Seeds the ``"mc_dropout"`` signal.
 
     Attributes
     ----------
@@ -232,16 +197,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     loss_ : str
         ``"zero_one"`` or ``"absolute"``.
     combiner_ : Pipeline or None
-        Standardisation and the logistic (or Poisson) regression fitted on
-        all the out-of-fold signals; ``None`` if every out-of-fold loss was
-        the same (the confidence is then the mean standardised signal).
+        The combiner fitted on all the out-of-fold signals; ``None`` if every
+        out-of-fold loss was the same (the confidence is then the mean
+        standardised signal).
     confidence_source_ : str
-        What :meth:`confidence` returns: ``"combined"`` (the combiner's
-        output) or the name of the single signal with the lowest
-        out-of-fold AURC, when it is below the combination's.
+        What :meth:`confidence` returns: ``"combined"`` or the name of the
+        signal with the lowest out-of-fold AURC, when below the combination's.
     cv_aurc_ : dict
-        Out-of-fold AURC of each signal and of ``"combined"`` (the
-        combination cross-fitted over the same folds).
+        Out-of-fold AURC of each signal and of ``"combined"`` (cross-fitted
+        over the same folds).
     threshold_ : float
         Predictions with ``confidence(X) >= threshold_`` are accepted:
         ``-inf`` without ``target_risk``, ``inf`` (with a warning) when no
@@ -272,20 +236,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     Notes
     -----
     The guarantee is exact for a model trained like the fold models (on
-    ``(cv - 1) / cv`` of the data) applied to new i.i.d. data. The refitted
-    ``estimator_`` is trained on more data, which usually lowers its risk,
-    but it is not the model the bound was computed for.
+    ``(cv - 1) / cv`` of the data) on new i.i.d. data; the refitted
+    ``estimator_`` is trained on more data, which usually lowers its risk.
 
     SGR's binary search assumes that the bound falls as the threshold
     rises; when errors sit among the most confident predictions it can stop
     with no threshold although another would pass. For the absolute loss
-    (values ``0 .. K - 1``) the bound is the sum over ``t`` of binomial
-    bounds on ``P(loss >= t)``, each at ``delta / (K - 1)``: exactly SGR's
-    bound for the zero-one loss, conservative for ordinal models.
+    the bound is a union of binomial bounds on ``P(loss >= t)``, each at
+    ``delta / (K - 1)``: conservative for ordinal models.
 
-    :meth:`score` returns minus the AURC of :meth:`confidence` (greater is
-    better), so that a grid search over ``signals`` picks the best ranking;
-    the accuracy of the predictions is the base estimator's.
+    :meth:`score` returns minus the AURC of :meth:`confidence`, so that a
+    grid search over ``signals`` picks the best ranking.
 
     Examples
     --------
@@ -374,18 +335,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         seeds = check_random_state(self.random_state).randint(
             np.iinfo(np.int32).max, size=len(splits) + 1
         )
+        args = (self.estimator, X, y)
         jobs = [
-            delayed(_fold)(
-                self.estimator,
-                X,
-                y,
-                train,
-                test,
-                self.signals,
-                loss,
-                self.n_passes,
-                seed,
-            )
+            delayed(_fold)(*args, train, test, self.signals, loss, self.n_passes, seed)
             for (train, test), seed in zip(splits, seeds[:-1], strict=True)
         ]
         jobs.append(delayed(clone(self.estimator).fit)(X, y))
@@ -464,8 +416,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def threshold_for_risk(self, target_risk, *, delta=None):
         """The guaranteed-risk threshold for another target, without refitting.
 
-        Runs the SGR search of :meth:`fit` on the stored out-of-fold
-        confidences and losses (``cv_confidence_``, ``cv_loss_``).
+        The SGR search of :meth:`fit` on ``cv_confidence_`` and ``cv_loss_``.
 
         Parameters
         ----------
@@ -541,10 +492,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def confidence(self, X):
         """The combined confidence in each prediction (higher = trust more).
 
-        For the zero-one loss, the combiner's probability that the
-        prediction is right; for the absolute loss, minus its expected
-        absolute error in ranks. When ``confidence_source_`` names a single
-        signal, that signal's values.
+        The combiner's probability that the prediction is right (minus its
+        expected absolute error for the absolute loss), or the signal that
+        ``confidence_source_`` names.
 
         Parameters
         ----------
@@ -584,8 +534,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             Predicted labels (as :meth:`predict`).
         accepted : ndarray of shape (n_samples,) of bool
             ``confidence(X) >= threshold_``: the predictions covered by the
-            risk guarantee; the others are to be deferred (to a person, a
-            second model, more data).
+            risk guarantee; the others are to be deferred.
         """
         return self.predict(X), self.confidence(X) >= self.threshold_
 

@@ -28,12 +28,9 @@ _GRID = np.linspace(0.0, 1.0, 401)[1:]
 
 
 def _risk_at(coverage, risk, grid):
-    """The exact risk of the curve ``(coverage, risk)`` at ``grid`` in (0, 1].
-
-    Inside a tie group the kept share grows at the group's mean loss, as in
-    :func:`~cr_sklearn.aurc_score`, so the area under the drawn line is the
-    AURC.
-    """
+    """The exact risk of the curve ``(coverage, risk)`` at ``grid`` in (0, 1]:
+    inside a tie group at the group's mean loss, so that the area under the
+    drawn line is the AURC."""
     share = risk * coverage
     k = np.minimum(np.searchsorted(coverage, grid), len(coverage) - 1)
     a = np.where(k > 0, coverage[np.maximum(k - 1, 0)], 0.0)
@@ -61,12 +58,10 @@ class RiskCoverageDisplay:
 
     Each curve rejects the predictions of lowest confidence first (see
     :func:`~cr_sklearn.risk_coverage_curve`); a lower curve (and AURC, in
-    the legend) ranks the errors later. Two references share the axis: the
-    **oracle** ordering (errors last, the lowest possible curve) and a
-    **random** ordering (a flat line at the overall risk). Several signals
-    of one model go on one axis; call :meth:`from_estimator` again with
-    ``ax=display.ax_`` to add another model. Build it with
-    :meth:`from_estimator` or :meth:`from_predictions`.
+    the legend) ranks the errors later. The **oracle** ordering (errors
+    last) and a **random** one (a flat line at the overall risk) share the
+    axis. Call :meth:`from_estimator` again with ``ax=display.ax_`` to add
+    another model.
 
     Parameters
     ----------
@@ -190,15 +185,11 @@ class RiskCoverageDisplay:
             confidence = {"confidence": confidence}
         if not confidence:
             raise ValueError("confidence must not be an empty dict.")
-        losses = weight = None
+        first = next(iter(confidence.values()))
+        losses, _, weight = _prepare(y_true, y_pred, first, sample_weight, loss, labels)
         coverage, risk, aurc = {}, {}, {}
         for key, values in confidence.items():
-            if losses is None:
-                losses, values, weight = _prepare(
-                    y_true, y_pred, values, sample_weight, loss, labels
-                )
-            else:
-                values = _check_confidence(values, len(losses))
+            values = _check_confidence(values, len(losses))
             cov, share, _ = _curve(losses, values, weight)
             coverage[key], risk[key] = cov, share / cov
             aurc[key] = _area(cov, share)
@@ -325,7 +316,6 @@ class RiskCoverageDisplay:
                 "RiskCoverageDisplay.plot needs matplotlib: "
                 "pip install 'cr_sklearn[study]'."
             ) from exc
-
         if not self.coverage:
             raise ValueError("The display has no curve to plot.")
         if ax is None:

@@ -27,19 +27,23 @@ def _as_1d(values, name):
     return array
 
 
-def _check_confidence(confidence, n_samples):
-    confidence = _as_1d(confidence, "confidence")
-    if confidence.dtype.kind not in "biuf":
-        raise TypeError(
-            f"confidence must be numeric (higher = more confident), got dtype "
-            f"{confidence.dtype}."
-        )
-    confidence = confidence.astype(np.float64)
-    if len(confidence) != n_samples:
+def _numeric(values, name, n_samples, what=""):
+    """``values`` as a 1-d float64 array of ``n_samples`` numbers."""
+    array = _as_1d(values, name)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric{what}, got dtype {array.dtype}.")
+    if len(array) != n_samples:
         raise ValueError(
-            f"confidence has {len(confidence)} values for {n_samples} samples: "
+            f"{name} has {len(array)} values for {n_samples} samples: "
             "they must have the same length."
         )
+    return array.astype(np.float64)
+
+
+def _check_confidence(confidence, n_samples):
+    confidence = _numeric(
+        confidence, "confidence", n_samples, " (higher = more confident)"
+    )
     if np.isnan(confidence).any():
         raise ValueError(
             f"confidence contains {int(np.isnan(confidence).sum())} NaN value(s); "
@@ -51,15 +55,7 @@ def _check_confidence(confidence, n_samples):
 def _check_sample_weight(sample_weight, n_samples):
     if sample_weight is None:
         return np.ones(n_samples)
-    weight = _as_1d(sample_weight, "sample_weight")
-    if weight.dtype.kind not in "biuf":
-        raise TypeError(f"sample_weight must be numeric, got dtype {weight.dtype}.")
-    weight = weight.astype(np.float64)
-    if len(weight) != n_samples:
-        raise ValueError(
-            f"sample_weight has {len(weight)} values for {n_samples} samples: "
-            "they must have the same length."
-        )
+    weight = _numeric(sample_weight, "sample_weight", n_samples)
     if not np.all(np.isfinite(weight)) or np.any(weight < 0):
         raise ValueError("sample_weight must be finite and non-negative.")
     if not weight.any():
@@ -116,12 +112,11 @@ def _sample_losses(y_true, y_pred, loss="zero_one", labels=None):
 
 
 def _curve(losses, confidence, weight):
-    """Cumulative weight and loss share at the end of each tie group.
+    """``(coverage, loss_share, thresholds)`` at the end of each tie group.
 
-    Returns ``(coverage, loss_share, thresholds)``: accepting every sample
-    with ``confidence >= thresholds[k]`` keeps ``coverage[k]`` of the total
-    weight and ``loss_share[k]`` of ``sum(weight * loss) / sum(weight)``.
-    Groups of zero weight are dropped (they move neither coordinate).
+    Accepting every sample with ``confidence >= thresholds[k]`` keeps
+    ``coverage[k]`` of the total weight and ``loss_share[k]`` of
+    ``sum(weight * loss) / sum(weight)``; groups of zero weight are dropped.
     """
     order = np.argsort(-confidence, kind="stable")
     conf = confidence[order]
@@ -175,11 +170,9 @@ def risk_coverage_curve(
     """Risk of the retained predictions at every coverage.
 
     The predictions with the lowest ``confidence`` are rejected first. At
-    each distinct confidence value ``t`` (highest first) every sample with
-    ``confidence >= t`` is kept: samples of tied confidence are kept or
-    rejected together, so a model whose confidence is constant (e.g. the
-    zero finite-difference gradient of a tree ensemble) has a single point,
-    at coverage 1.
+    each distinct confidence value ``t`` every sample with ``confidence >=
+    t`` is kept: tied samples are kept or rejected together (a constant
+    confidence has a single point, at coverage 1).
 
     Parameters
     ----------
@@ -188,22 +181,20 @@ def risk_coverage_curve(
     y_pred : array-like of shape (n_samples,)
         Predicted labels.
     confidence : array-like of shape (n_samples,)
-        Confidence in each prediction: higher means more trusted, kept
-        longer. Must not contain NaN (``-inf`` is allowed and rejected first).
+        Confidence in each prediction (higher = kept longer), without NaN
+        (``-inf`` is rejected first).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: coverage is the kept share of the total weight and
         risk the weighted mean loss of the kept samples.
     loss : {"zero_one", "absolute"}, default="zero_one"
-        The per-sample loss. ``"zero_one"``: 1 for a wrong label (the risk
-        is the error rate). ``"absolute"``: the distance between the
-        positions of the true and the predicted label in ``labels`` (the
-        ordinal risk, a mean absolute error in ranks).
+        The per-sample loss: 1 for a wrong label (the risk is the error
+        rate), or the distance between the positions of the true and the
+        predicted label in ``labels`` (a mean absolute error in ranks).
     labels : array-like of shape (n_classes,), default=None
-        The order of the labels for ``loss="absolute"``, lowest first and
-        used as given, e.g. an ordinal estimator's ``classes_``; by default
-        the sorted union of ``y_true`` and ``y_pred`` when they are numbers
-        (strings have no order to read: a ``ValueError`` asks for it).
-        Ignored for ``"zero_one"``.
+        The order of the labels for ``loss="absolute"``, lowest first (e.g.
+        an ordinal estimator's ``classes_``); by default the sorted labels
+        when they are numbers (strings have no order to read: a
+        ``ValueError`` asks for it).
 
     Returns
     -------
@@ -241,15 +232,13 @@ def aurc_score(
 ):
     """Area under the risk-coverage curve (AURC); lower is better.
 
-    The integral over coverage in ``[0, 1]`` of the risk of the kept
-    samples. Inside a group of tied confidences the kept share grows
-    continuously at the group's mean loss (as if the group were entered in
-    a random order), so ties are neither rewarded nor penalised, and a
-    constant confidence scores the overall risk, like a random ordering. The
-    oracle ordering (lowest loss first) has the smallest AURC; for the
-    zero-one loss with error rate ``r`` it is ``r + (1 - r) log(1 - r)``.
-    AURC mostly restates the risk at full coverage: compare signals of the
-    same predictions, or use :func:`eaurc_score`.
+    Inside a group of tied confidences the kept share grows at the group's
+    mean loss (as in a random order), so ties are neither rewarded nor
+    penalised and a constant confidence scores the overall risk. The oracle
+    ordering (lowest loss first) has the smallest AURC, ``r + (1 - r) log(1
+    - r)`` for the zero-one loss at error rate ``r``: AURC mostly restates
+    the risk, so compare signals of the same predictions, or use
+    :func:`eaurc_score`.
 
     Parameters
     ----------
@@ -302,20 +291,18 @@ def eaurc_score(
     """Excess AURC: :func:`aurc_score` minus the AURC of the oracle ordering.
 
     The oracle keeps the samples in order of increasing loss (Geifman et al.
-    2019). E-AURC is 0 for a confidence that ranks every error after every
-    correct prediction and grows as the ranking mixes them; unlike AURC it
-    does not reward a lower error rate by itself. Lower is better.
+    2019): E-AURC is 0 for a confidence that ranks every error after every
+    correct prediction and, unlike AURC, does not reward a lower error rate
+    by itself. Lower is better.
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_pred : array-like of shape (n_samples,)
-        Predicted labels.
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted labels.
     confidence : array-like of shape (n_samples,)
         Confidence in each prediction (higher = kept longer), without NaN.
     sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights (coverage is a share of the total weight).
+        Sample weights.
     loss : {"zero_one", "absolute"}, default="zero_one"
         The per-sample loss; see :func:`risk_coverage_curve`.
     labels : array-like of shape (n_classes,), default=None

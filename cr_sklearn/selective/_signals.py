@@ -1,12 +1,9 @@
 """Confidence signals of fitted estimators: higher means more trusted.
 
-Every signal is oriented the same way (a larger value is a prediction to
-trust more), so that any of them can be passed as the ``confidence`` of
-:func:`~cr_sklearn.risk_coverage_curve`. The estimators are duck-typed
-through their public API: ``predict_proba``, ``predict`` and ``classes_`` for
-every classifier; ``input_sensitivity``, ``input_distance``, ``module_`` and
-``dropout`` for CR estimators; ``predict_cumulative_proba`` marks an ordinal
-model.
+The estimators are duck-typed through their public API: ``predict_proba``,
+``predict`` and ``classes_``; ``input_sensitivity``, ``input_distance``,
+``module_`` and ``dropout`` for CR estimators; ``predict_cumulative_proba``
+marks an ordinal model.
 """
 
 import copy
@@ -35,7 +32,9 @@ SIGNALS = (
     "gradient_norm",
     "confidence",
 )
+_CR_SIGNALS = SIGNALS[2:6]  # input_sensitivity to member_disagreement
 # Rows per forward pass of the MC-dropout network (bounded memory).
+
 _MC_CHUNK_ROWS = 4096
 
 
@@ -138,14 +137,8 @@ def _check_signals(signals, estimator=None, loss="auto"):
 
 
 def _probability_signals(proba, pred, loss, median):
-    """``(max_proba, margin)`` of the predicted positions ``pred``.
-
-    Zero-one loss: the probability of the predicted class, and its excess
-    over the most probable other class. Absolute loss: the mass within one
-    class of the prediction, and the probability distance to changing the
-    prediction (for a median prediction, the distance of the cumulative
-    probabilities around it to 0.5).
-    """
+    """``(max_proba, margin)`` of the predicted positions ``pred`` (see
+    :func:`confidence_signals`)."""
     n, k = proba.shape
     rows = np.arange(n)
     p_pred = proba[rows, pred]
@@ -165,11 +158,7 @@ def _probability_signals(proba, pred, loss, median):
 
 
 def _output_proba(final, out, member=None):
-    """Class probabilities from the raw network output ``out`` (numpy).
-
-    ``member``: the member whose output ``out`` is, for an ordinal model
-    with one set of cut-points per member.
-    """
+    """Class probabilities from the raw network output ``out`` of ``member``."""
     if hasattr(final, "cutpoints_"):
         eta = out[:, 0]
         cutpoints = np.asarray(final.cutpoints_)
@@ -188,11 +177,7 @@ def _output_proba(final, out, member=None):
 
 
 def _network_proba(final, out):
-    """The model's class probabilities from its network's output (numpy).
-
-    With a member axis (``out`` of shape ``(members, rows, k)``), the
-    members' probabilities averaged, as the estimator averages them.
-    """
+    """Class probabilities from the network's output, averaged over members."""
     if out.ndim == 2:
         return _output_proba(final, out)
     return np.mean(
@@ -257,12 +242,8 @@ def _member_disagreement(final, X, pred, loss, median):
 
 
 def _tie_rounding_noise(norms):
-    """Round norms to 9 significant digits of their largest value.
-
-    Finite differences of a model whose gradient norm is constant (a linear
-    model, a tree between its splits) differ in the last bits; rounding makes
-    them the ties they are, instead of a random ordering.
-    """
+    """Norms rounded to 9 significant digits of the largest: a constant norm
+    (a linear model) is a tie, not an ordering by rounding noise."""
     norms = np.asarray(norms, dtype=np.float64)
     scale = np.max(np.abs(norms)) if norms.size else 0.0
     if not scale > 0:
@@ -279,43 +260,29 @@ def confidence_signals(
     Every signal is oriented so that a larger value is a prediction to keep
     longer, ready for :func:`~cr_sklearn.risk_coverage_curve`:
 
-    - ``"max_proba"``: the predicted probability of the predicted class. For
-      an ordinal model (``loss="absolute"``, the default for
-      :class:`~cr_sklearn.CROrdinalRegressor`) it is the predicted **mass
-      within one class of the prediction**, ``P(|rank(y) - rank(y_pred)| <=
-      1)``, to match the ordinal risk (the absolute error in ranks). It is
-      1 whenever every class is within one of the prediction (two classes,
-      or the middle one of three): ``"margin"`` still ranks there.
-    - ``"margin"``: how much probability would have to move to change the
-      prediction: the predicted class's probability minus the largest other
-      one; for an ordinal model predicting the median, the distance of the
-      cumulative probabilities on either side of the prediction to 0.5.
-    - ``"input_sensitivity"`` (CR estimators): minus
-      :meth:`~cr_sklearn.CRClassifier.input_sensitivity`, since a lower
-      sensitivity is meant to be more trustworthy.
-    - ``"input_distance"`` (CR estimators): minus
-      :meth:`~cr_sklearn.CRClassifier.input_distance`, the largest z-score
-      against the training data.
-    - ``"mc_dropout"`` (CR estimators fitted with ``dropout > 0``): minus the
-      standard deviation of the ``"max_proba"`` signal of the prediction over
-      ``n_passes`` forward passes of a copy of the fitted ``module_`` in
-      training mode (dropout on), with the torch generator seeded from
-      ``random_state``.
-    - ``"member_disagreement"`` (CR estimators fitted with ``n_members >
-      1``): minus the standard deviation over the members of the
-      ``"max_proba"`` signal of the ensemble's prediction, each member's
-      probabilities from its own output. Members that were trained on
-      different folds and disagree about a row mark a prediction the data
-      did not settle.
-    - ``"gradient_norm"`` (any model): minus the per-sample input-gradient
-      norm of :func:`~cr_sklearn.gradient_norms` with respect to the final
-      step's input in its raw units (``scale=1.0``; standardise in the
-      pipeline for the training spread's units, which
-      ``"input_sensitivity"`` uses), so that a sample's signal does not
-      depend on the batch it is computed in; finite differences for models
-      other than CR's. Rounded to 9 significant digits of the largest norm
-      so that the constant norm of a linear model is a tie, not a ranking by
-      rounding noise.
+    - ``"max_proba"``: the predicted probability of the predicted class; for
+      an ordinal model (``loss="absolute"``) the predicted **mass within one
+      class of the prediction**, ``P(|rank(y) - rank(y_pred)| <= 1)``, to
+      match the ordinal risk (it is 1 when every class is within one of the
+      prediction: ``"margin"`` still ranks there).
+    - ``"margin"``: the predicted class's probability minus the largest
+      other one; for an ordinal model predicting the median, the distance of
+      the cumulative probabilities on either side of the prediction to 0.5.
+    - ``"input_sensitivity"`` and ``"input_distance"`` (CR estimators): minus
+      :meth:`~cr_sklearn.CRClassifier.input_sensitivity` and minus
+      :meth:`~cr_sklearn.CRClassifier.input_distance` (the largest z-score
+      against the training data).
+    - ``"mc_dropout"`` (CR estimators with ``dropout > 0``): minus the
+      standard deviation of the ``"max_proba"`` signal over ``n_passes``
+      forward passes of a copy of ``module_`` in training mode, the torch
+      generator seeded from ``random_state``.
+    - ``"member_disagreement"`` (CR estimators with ``n_members > 1``): minus
+      the standard deviation over the members of the ``"max_proba"`` signal
+      of the ensemble's prediction, each member's from its own output.
+    - ``"gradient_norm"`` (any model): minus :func:`~cr_sklearn.gradient_norms`
+      with respect to the final step's input in raw units (``scale=1.0``:
+      independent of the batch), rounded to 9 significant digits of the
+      largest norm so that a linear model's constant norm is a tie.
     - ``"confidence"``: the estimator's own ``confidence(X)``, e.g. of
       :class:`SelectiveClassifier`.
 
@@ -328,16 +295,15 @@ def confidence_signals(
         Samples.
     signals : "auto", str or list of str, default="auto"
         The signals to compute. ``"auto"``: ``"confidence"`` if the estimator
-        has it, the probability signals if it has ``predict_proba`` (without
+        has it, the probability signals with ``predict_proba`` (no
         ``"margin"`` for two classes, where it ranks like ``"max_proba"``),
-        and for
-        CR estimators ``"input_sensitivity"``, ``"input_distance"``, (with
-        dropout) ``"mc_dropout"`` and (with members)
-        ``"member_disagreement"``; ``"gradient_norm"`` for other models.
+        for CR estimators ``"input_sensitivity"``, ``"input_distance"``,
+        ``"mc_dropout"`` (with dropout) and ``"member_disagreement"`` (with
+        members); ``"gradient_norm"`` for other models.
     loss : {"auto", "zero_one", "absolute"}, default="auto"
-        The risk the probability signals should rank for. ``"auto"``:
-        ``"absolute"`` for ordinal models (those with
-        ``predict_cumulative_proba``), ``"zero_one"`` otherwise.
+        The risk the probability signals rank for. ``"auto"``: ``"absolute"``
+        for ordinal models (with ``predict_cumulative_proba``), else
+        ``"zero_one"``.
     n_passes : int, default=30
         Forward passes of ``"mc_dropout"``.
     random_state : int, RandomState instance or None, default=None
@@ -368,12 +334,8 @@ def confidence_signals(
     if not isinstance(n_passes, numbers.Integral) or n_passes < 2:
         raise ValueError(f"n_passes must be an integer >= 2, got {n_passes!r}.")
     final = _final_step(estimator)
-    needs_cr = {
-        "input_sensitivity",
-        "input_distance",
-        "mc_dropout",
-        "member_disagreement",
-    } & set(names)
+    needs_cr = set(_CR_SIGNALS) & set(names)
+
     if needs_cr and not _is_cr(final):
         raise ValueError(
             f"signals {sorted(needs_cr)} need a CR estimator (or a pipeline ending "
