@@ -25,32 +25,26 @@ def gradient_tail_ratio(norms, q=99):
     """Gradient tail ratio tau: the ``q``-th percentile of norms over their mean.
 
     tau is 1 for a model whose input gradient has the same norm everywhere
-    (e.g. a linear model) and grows when a few samples see much steeper
-    gradients than the typical one.
+    (a linear model) and grows when a few samples see much steeper gradients
+    than the typical one.
 
     Parameters
     ----------
     norms : array-like of shape (n_samples,) or sequence of array-like
-        Per-sample input-gradient norms, e.g. from
-        ``estimator.input_gradient_norms(X)`` or :func:`gradient_norms`. A
+        Per-sample input-gradient norms, e.g. from :func:`gradient_norms`. A
         sequence of arrays (one per cross-validation fold) is *pooled*: each
-        array is divided by its own mean (removing the scale of each fold's
-        model) and the results are concatenated before taking the ratio.
-        Pooling matters for small test folds: on ~150 rows the 99th
-        percentile is close to the maximum and tau per fold is noisy.
+        is divided by its own mean, then they are concatenated. Pooling
+        matters on small test folds, where p99 is close to the maximum.
     q : float, default=99
         Percentile in ``[0, 100]``.
 
     Returns
     -------
     tau : float
-        ``percentile(norms, q) / mean(norms)``; ``nan``, with a warning, if
-        every norm is 0 (a locally constant model, e.g. a tree ensemble
-        between its splits).
-        When pooling, a fold whose norms are all 0 has no scale to divide by:
-        it is left out, with a warning, and tau is ``nan`` if no fold is
-        left. The ratio is computed on norms divided by their maximum, so
-        norms near the float64 limit do not overflow.
+        ``percentile(norms, q) / mean(norms)`` (computed on the norms over
+        their maximum: no overflow); ``nan``, with a warning, if every norm
+        is 0 (a locally constant model). A pooled fold of zero norms is left
+        out, with a warning.
 
     Examples
     --------
@@ -124,14 +118,8 @@ def _scaled_by_mean(norms):
 
 
 def _resolve(estimator):
-    """The fitted model whose output is differentiated, through wrappers.
-
-    A search's refitted ``best_estimator_`` (``GridSearchCV`` and its
-    relatives), and estimators that declare in ``_gradient_estimator`` which
-    fitted model answers for them (:class:`~cr_sklearn.SelectiveClassifier`,
-    :class:`~cr_sklearn.DepthGrowth`). Any other estimator is differentiated
-    as a whole.
-    """
+    """The fitted model differentiated for ``estimator``: a search's
+    ``best_estimator_``, or what ``_gradient_estimator`` names."""
     for _ in range(32):
         inner = getattr(estimator, "best_estimator_", None)
         if inner is None and hasattr(estimator, "_gradient_estimator"):
@@ -153,23 +141,11 @@ def _final_input(estimator, X):
 
 
 def _column_scale(X):
-    """Each column's standard deviation, the unit of the gradient norms.
+    """Each column's standard deviation (positive, finite), the norms' unit.
 
-    A column with no spread (constant, or all missing) has no unit of its
-    own: it keeps its raw units (scale 1), as the CR estimators'
-    standardisation and ``input_scale_`` do. Missing values are skipped.
-    Each column is divided by its largest magnitude first, so that a spread
-    near the float64 limit does not overflow in the squares.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Numeric samples.
-
-    Returns
-    -------
-    scale : ndarray of shape (n_features,)
-        Positive and finite.
+    A column with no spread (constant, or all missing) keeps its raw units
+    (1). Missing values are skipped; each column is divided by its largest
+    magnitude first, so that the squares do not overflow.
     """
     with warnings.catch_warnings():
         # An all-missing column has no scale: it gets 1 below.
@@ -271,59 +247,50 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
 
     The rule, the same for CR networks and every other model:
 
-    - **The input** is what the compared model reads: the ``X`` given to a
-      bare estimator; in a :class:`~sklearn.pipeline.Pipeline`, the input of
-      its final step (``X`` passed through the earlier steps), for every
-      final model, so that string columns never reach a derivative. The
-      refitted ``best_estimator_`` of a search (``GridSearchCV``...) and the
+    - **The input** is what the compared model reads: ``X`` for a bare
+      estimator, the input of the final step of a
+      :class:`~sklearn.pipeline.Pipeline` (so string columns never reach a
+      derivative). The refitted ``best_estimator_`` of a search and the
       fitted model of :class:`~cr_sklearn.SelectiveClassifier` and
       :class:`~cr_sklearn.DepthGrowth` answer for them.
-    - **The units**: each column in units of its standard deviation in the
-      ``X`` at which the norms are evaluated (that final-step input). The
-      norm of sample ``i`` is ``||J_i diag(s)||_F``, ``J_i`` the Jacobian of
-      the output with respect to the input and ``s_j`` the standard
-      deviation of column ``j``. A column with no spread in ``X`` (constant,
-      or all missing) keeps its raw units (``s_j = 1``), as the CR
-      estimators' standardisation does.
+    - **The units**: the norm of sample ``i`` is ``||J_i diag(s)||_F``, ``J_i``
+      the Jacobian of the output with respect to that input and ``s_j`` the
+      standard deviation of column ``j`` in ``X`` (1 for a column with no
+      spread, as the CR estimators' standardisation does).
     - **CR estimators** (anything with ``input_gradient_norms``) are
-      differentiated analytically, with ``scale=s``: ``J`` is ``d f / d X``
-      through their standardisation and input encoding, not by the encoded
-      columns. **Any other estimator**: central finite differences
-      ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` on every column,
-      binary and one-hot columns included (a derivative, not a flip from 0
-      to 1), with ``h_j = step * s_j``, divided by the step as rounded in
-      the dtype the model reads (see Notes).
+      differentiated analytically, through their standardisation and input
+      encoding. **Any other estimator**: central finite differences
+      ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` on every column
+      (binary and one-hot ones included), ``h_j = step * s_j``, divided by
+      the step as rounded in the dtype the model reads (see Notes).
 
     Parameters
     ----------
     estimator : fitted estimator
         The model, a pipeline ending in one, or a wrapper listed above.
-        Other meta-estimators (e.g. ``CalibratedClassifierCV``) are
-        differentiated as a whole with respect to their own input: put them
-        last in a pipeline when that input has non-numeric columns.
+        Other meta-estimators are differentiated as a whole with respect to
+        their own input: put them last in a pipeline when that input has
+        non-numeric columns.
     X : array-like of shape (n_samples, n_features)
-        Points at which the gradient is taken (what the estimator's
-        ``predict`` takes).
+        Points at which the gradient is taken (what ``predict`` takes).
     response_method : {"auto", "decision_function", "log_proba", \
             "predict_proba", "predict"}, default="auto"
         What is differentiated for non-CR estimators. ``"auto"``:
         ``decision_function`` if the estimator has one, else ``"log_proba"``
-        (the log-odds for two classes, centred log-probabilities otherwise,
-        so that tau is on the logit scale like a CR network's), else
-        ``predict``; several decision scores (one per class) are centred
-        over the classes too. ``"predict_proba"`` uses the probability of
-        the positive class for two classes, all columns otherwise. Ignored
-        for CR estimators, whose output is their logits (centred over the
-        classes with more than two) or, for
-        :class:`~cr_sklearn.CROrdinalRegressor`, their latent score.
+        (the log-odds for two classes, centred log-probabilities otherwise:
+        tau on the logit scale, like a CR network's), else ``predict``;
+        several decision scores are centred over the classes too.
+        ``"predict_proba"``: the positive class's probability for two
+        classes, all columns otherwise. CR estimators differentiate their
+        logits (centred over more than two classes) or, ordinal, their
+        latent score.
     step : float, default=1e-3
-        Relative finite-difference step (see above): finite, at least 1e-12.
+        Relative finite-difference step: finite, at least 1e-12.
     scale : float or array-like of shape (n_final_features,), default=None
         The unit of each column of the final step's input. ``None``: its
-        standard deviation in ``X``, the rule above, which tau uses. A fixed
-        scale (e.g. ``1.0``, the raw units) makes a sample's norm
-        independent of the batch it is computed in, for per-sample signals;
-        the finite-difference step is then ``step`` times it.
+        standard deviation in ``X`` (the rule above, which tau uses). A fixed
+        scale (``1.0``: raw units) makes a sample's norm independent of the
+        batch, for per-sample signals.
 
     Returns
     -------
@@ -334,13 +301,12 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
     Raises
     ------
     ValueError
-        If ``response_method`` is not one of the above, asks for
-        ``predict_proba`` of an estimator without one, ``step`` is not a
-        finite number of at least 1e-12 (checked for every estimator),
-        ``scale`` is not finite, non-negative and one per column, the
-        model's input is not numeric, or a column's step is lost in rounding
-        or overflows (a huge offset over a tiny spread, values near the
-        float64 limit): standardise such a column first.
+        For an unknown ``response_method`` or one asking for a missing
+        ``predict_proba``, a ``step`` that is not a finite number of at least
+        1e-12 (checked for every estimator), a ``scale`` that is not finite,
+        non-negative and one per column, non-numeric model input, or a
+        column's step lost in rounding or overflowing: standardise such a
+        column first.
 
     See Also
     --------
@@ -349,27 +315,18 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
 
     Notes
     -----
-    Piecewise-constant models (tree ensembles, gradient-boosted trees) have
-    zero gradient almost everywhere and jumps elsewhere: their difference
-    quotients see a jump only where one lies within ``h_j`` of the sample,
-    so their norms, and tau, are properties of ``step``; read their tau at
-    the documented default step. When every norm is 0,
-    :func:`gradient_tail_ratio` returns ``nan`` with a warning.
+    Piecewise-constant models (tree ensembles) have zero gradient almost
+    everywhere: their difference quotients see a jump only within ``h_j`` of
+    a sample, so their norms and tau depend on ``step``. When every norm is
+    0, :func:`gradient_tail_ratio` returns ``nan`` with a warning.
 
-    The differences are taken in the dtype the model accepts: float32 when
-    the final step's input is float32 or when the model refuses float64 (a
-    float32 torch module, such as a skorch net), float64 otherwise. In
-    float32 the relative step is at least ``eps ** (1 / 3)`` of float32
-    (about 5e-3), which balances rounding against truncation error. A model
-    fitted on a DataFrame receives DataFrames with its
-    ``feature_names_in_``. The spread of each column is computed on the
-    column divided by its largest magnitude, so that it does not overflow.
-
-    A sparse final-step input (e.g. after a ``OneHotEncoder`` with sparse
-    output) is differentiated in chunks of rows made dense, each perturbed
-    batch handed to the model as a sparse matrix of the same format again;
-    the cost grows with the number of columns (``2 * n_features`` model
-    evaluations per row), so prefer dense encodings of moderate width.
+    The differences are taken in float32 when the final step's input is
+    float32 or the model refuses float64 (a float32 torch module), else in
+    float64; in float32 the relative step is at least ``eps ** (1 / 3)``
+    (about 5e-3). A model fitted on a DataFrame receives DataFrames with its
+    ``feature_names_in_``. A sparse input is differentiated in dense chunks
+    of rows, each batch handed back in its sparse format; the cost is
+    ``2 * n_features`` model evaluations per row.
 
     Examples
     --------
@@ -417,13 +374,10 @@ def _check_scale(scale, Xt):
     return np.array(values)
 
 
-_RESPONSE_METHODS = (
-    "auto",
-    "decision_function",
-    "log_proba",
-    "predict_proba",
-    "predict",
+_RESPONSE_METHODS = tuple(
+    "auto decision_function log_proba predict_proba predict".split()
 )
+
 # Relative steps below this drown the difference f(x + h) - f(x - h) in
 # float64 rounding (and tiny ones underflow to h = 0).
 _MIN_STEP = 1e-12
@@ -464,13 +418,9 @@ _FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
 def _finite_difference_norms(function, X, step, scale, names=None):
     """``||J diag(s)||_F`` per row by central differences, ``h_j = step s_j``.
 
-    The differences are taken in the dtype the model accepts: float32 when
-    its input is float32, or when it refuses float64 (a float32-only torch
-    module); float64 otherwise. In float32 the relative step is at least
-    ``eps ** (1 / 3)`` of float32. Each quotient divides by the step as
-    rounded in that dtype, ``(x + h) - (x - h)``, not by ``2 h``. With
-    ``names`` (the model's ``feature_names_in_``) every batch is a
-    DataFrame with those columns.
+    In the dtype the model accepts (see :func:`gradient_norms`), each
+    quotient divided by the step as rounded, ``(x + h) - (x - h)``. With
+    ``names`` every batch is a DataFrame with those columns.
     """
     is_sparse = sparse.issparse(X)
     if is_sparse:
@@ -574,27 +524,21 @@ def _frame(batch, names):
 class DREGScorer:
     """Scorer of the gradient tail ratio tau, following sklearn's protocol.
 
-    ``scorer(estimator, X, y=None) -> float`` computes per-sample
-    input-gradient norms on ``X`` with :func:`gradient_norms` and returns
-    :func:`gradient_tail_ratio`. The norms follow one rule for every model
-    (analytic for CR estimators, finite differences for the others): the
-    gradient with respect to the input of a pipeline's final step (or a bare
-    estimator's ``X``), each column in units of its standard deviation in
-    ``X``, so the taus of smooth models are comparable (a tree ensemble's
-    depends on ``step``: see :func:`gradient_norms`). It works wherever
-    sklearn accepts a scoring callable: ``cross_validate(scoring=...)``,
-    ``GridSearchCV(scoring={...})`` and the study tables.
+    ``scorer(estimator, X, y=None)`` returns :func:`gradient_tail_ratio` of
+    :func:`gradient_norms` on ``X``: one rule for every model, so the taus
+    of smooth models are comparable (a tree ensemble's depends on
+    ``step``). It works wherever sklearn accepts a scoring callable.
 
     Parameters
     ----------
     q : float, default=99
         Percentile of the tail; ``q=99`` is the paper's tau (p99/mean). On
-        small test folds (~150 rows) p99 is close to the maximum: prefer
-        ``q=95``, or pool norms across folds (see Notes).
+        small test folds prefer ``q=95``, or pool norms across folds (see
+        Notes).
     negate : bool, default=False
-        ``False`` returns tau itself, for reporting. ``True`` returns
-        ``-tau`` so that greater is better, for *selecting* models with a
-        low tau (sklearn's ``neg_`` convention), e.g. as a ``refit`` metric.
+        ``True`` returns ``-tau`` so that greater is better, for selecting
+        models with a low tau (sklearn's ``neg_`` convention).
+
     response_method : str, default="auto"
         What is differentiated for non-CR estimators; see
         :func:`gradient_norms`.
@@ -663,6 +607,3 @@ class DREGScorer:
     def __repr__(self):
         sign = ", negate=True" if self.negate else ""
         return f"DREGScorer(q={self.q}{sign})"
-
-
-# -- ordinal metrics and scorers -------------------------------------------

@@ -48,18 +48,14 @@ MODEL_ALIASES = {
 }
 
 
-def _floats(text):
-    try:
-        return [float(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected numbers, got {text!r}") from exc
+def _numbers(kind, name):
+    def parse(text):
+        try:
+            return [kind(v) for v in text.split(",") if v.strip()]
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"expected {name}, got {text!r}") from exc
 
-
-def _ints(text):
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected integers, got {text!r}") from exc
+    return parse
 
 
 def _names(text):
@@ -131,22 +127,18 @@ def _add_study_options(parser, *, evaluate):
         type=_names,
         help="comma-separated models among CR, LogisticRegression (logreg), SVC, "
         "RandomForest (rf), XGBoost (xgb; a HistGradientBoosting stand-in "
-        "without xgboost), "
-        "MLP (default: all)",
+        "without xgboost), MLP (default: all)",
     )
     if not evaluate:
         parser.add_argument(
             "--fractions",
-            type=_floats,
+            type=_numbers(float, "numbers"),
             default=[0.05, 0.1, 0.25, 0.5, 1.0],
             help="comma-separated fractions of each training fold "
             "(default: 0.05,0.1,0.25,0.5,1.0)",
         )
-    fits = (
-        "6 models x 5x5 CV = 150 fits"
-        if evaluate
-        else ("6 models x 5 fractions x 5x5 CV = 750 fits")
-    )
+    fits = "6 models x" + " 5 fractions x" * (not evaluate) + " 5x5 CV = "
+    fits += "150 fits" if evaluate else "750 fits"
     parser.add_argument(
         "--repeats",
         type=int,
@@ -263,7 +255,9 @@ def build_parser():
         type=_names,
         help="override: clean, label_noise_40, snr_-10dB",
     )
-    fact.add_argument("--seeds", type=_ints, help="override the seeds, e.g. 0,1,2")
+    fact.add_argument(
+        "--seeds", type=_numbers(int, "integers"), help="override the seeds, e.g. 0,1,2"
+    )
     fact.add_argument(
         "--out",
         default="cr_sklearn_factorial",
@@ -514,16 +508,6 @@ def _progress(args):
     return "auto" if bar else "lines"
 
 
-def _show_warnings(caught):
-    """Each warning of the fits once, after the progress bar."""
-    seen = list(dict.fromkeys((w.category.__name__, str(w.message)) for w in caught))
-    if not seen:
-        return
-    print("Warnings from the fits (each shown once):", file=sys.stderr)
-    for category, message in seen:
-        print(f"  {category}: {message}", file=sys.stderr)
-
-
 def _plural(n, word):
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -601,36 +585,20 @@ def _run_study(args, fractions):
             "it off):\n" + "\n".join(f"  {note}" for note in notes),
             file=sys.stderr,
         )
-    start = time.perf_counter()
-    with (
-        _backend(args.backend, args.scheduler),
-        warnings.catch_warnings(record=True) as caught,
-    ):
-        result = data_fraction_study(
-            models,
-            X,
-            y,
-            fractions=fractions,
-            cv=cv,
-            scoring=args.scoring,
-            n_jobs=args.n_jobs,
-            random_state=args.random_state,
-            progress=_progress(args),
-        )
-    elapsed = time.perf_counter() - start
-    _show_warnings(caught)
-    reference = "CR" if "CR" in result.models else result.models[0]
-    table = result.to_markdown(reference, test=args.test)
-    print(table)
-    print(f"\n{n_fits} fits in {elapsed:.0f} s.")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    _write(out, "study.csv", result.to_csv)
-    _write(
-        out,
-        "study.png",
-        lambda path: _save_plot(result, path, args.dataset, args.test),
+    result, elapsed = _fits(
+        args,
+        data_fraction_study,
+        models,
+        X,
+        y,
+        fractions=fractions,
+        cv=cv,
+        scoring=args.scoring,
+        random_state=args.random_state,
     )
+    reference = "CR" if "CR" in result.models else result.models[0]
+    print(result.to_markdown(reference, test=args.test))
+    print(f"\n{n_fits} fits in {elapsed:.0f} s.")
     what = (
         "the full training folds"
         if fractions == [1.0]
@@ -650,8 +618,43 @@ def _run_study(args, fractions):
         + result.to_markdown(reference, test=args.test, details=True)
         + "\n\n![study](study.png)\n"
     )
-    _write(out, "study.md", lambda path: path.write_text(report, encoding="utf-8"))
-    print(f"Wrote {out / 'study.csv'}, {out / 'study.png'}, {out / 'study.md'}.")
+    return _write_all(
+        args.out,
+        {
+            "study.csv": result.to_csv,
+            "study.png": lambda path: _save_plot(result, path, args.dataset, args.test),
+            "study.md": lambda path: path.write_text(report, encoding="utf-8"),
+        },
+    )
+
+
+def _fits(args, study, *study_args, **kwargs):
+    """``(result, seconds)`` of ``study`` on the chosen backend, its warnings
+    shown once after the progress bar."""
+    start = time.perf_counter()
+    with (
+        _backend(args.backend, args.scheduler),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        result = study(
+            *study_args, **kwargs, n_jobs=args.n_jobs, progress=_progress(args)
+        )
+    elapsed = time.perf_counter() - start
+    seen = list(dict.fromkeys((w.category.__name__, str(w.message)) for w in caught))
+    if seen:
+        print("Warnings from the fits (each shown once):", file=sys.stderr)
+        for category, message in seen:
+            print(f"  {category}: {message}", file=sys.stderr)
+    return result, elapsed
+
+
+def _write_all(folder, writers):
+    """Write each ``name: write(path)`` of ``writers`` into ``folder``; 0."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, write in writers.items():
+        _write(out, name, write)
+    print(f"Wrote {', '.join(str(out / name) for name in writers)}.")
     return 0
 
 
@@ -685,29 +688,20 @@ def _run_factorial(args):
         if getattr(args, key):
             preset[key] = getattr(args, key)
     _check_out(args.out, ["factorial.csv", "factorial.md"])
-    start = time.perf_counter()
-    with (
-        _backend(args.backend, args.scheduler),
-        warnings.catch_warnings(record=True) as caught,
-    ):
-        result = factorial_study(
-            list(preset.pop("datasets")),
-            **preset,
-            n_jobs=args.n_jobs,
-            progress=_progress(args),
-        )
-    elapsed = time.perf_counter() - start
-    _show_warnings(caught)
+    result, elapsed = _fits(
+        args, factorial_study, list(preset.pop("datasets")), **preset
+    )
     report = result.to_markdown()
     print(report)
     print(f"\n{len(result)} fits in {elapsed:.0f} s.")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    _write(out, "factorial.csv", result.to_csv)
     text = f"# Factorial study ({args.preset} preset)\n\n{report}\n"
-    _write(out, "factorial.md", lambda path: path.write_text(text, encoding="utf-8"))
-    print(f"Wrote {out / 'factorial.csv'}, {out / 'factorial.md'}.")
-    return 0
+    return _write_all(
+        args.out,
+        {
+            "factorial.csv": result.to_csv,
+            "factorial.md": lambda path: path.write_text(text, encoding="utf-8"),
+        },
+    )
 
 
 def main(argv=None):

@@ -1,10 +1,8 @@
 """Displays of fitted CR networks: learned activations, gradient norms, loss curves.
 
-The Displays follow scikit-learn's plotting API: a ``from_estimator``
-class method computes what is drawn (plain numpy arrays) and calls
-:meth:`plot`, which draws with matplotlib and returns the display with
-``ax_`` and ``figure_`` set. matplotlib is imported inside ``plot`` only, so
-importing this module does not need it.
+As scikit-learn's Displays: ``from_estimator`` computes what is drawn (numpy
+arrays) and calls ``plot``, which imports matplotlib, draws and sets ``ax_``
+and ``figure_``.
 """
 
 import numpy as np
@@ -20,12 +18,8 @@ __all__ = ["ActivationDisplay", "GradientNormDisplay", "LossCurveDisplay"]
 
 
 def _cr_estimator(estimator, X=None):
-    """The fitted CR estimator inside ``estimator``, and ``X`` as it sees it.
-
-    Unwraps a :class:`~sklearn.pipeline.Pipeline` (transforming ``X`` through
-    the steps before the last) and meta-estimators holding the fitted model in
-    ``estimator_`` (e.g. :class:`~cr_sklearn.DepthGrowth`).
-    """
+    """The fitted CR estimator inside ``estimator`` (a pipeline's last step, a
+    meta-estimator's ``estimator_``), and ``X`` as it sees it."""
     if isinstance(estimator, Pipeline):
         if X is not None:
             X = estimator[:-1].transform(X)
@@ -50,11 +44,8 @@ def _pyplot():
 
 # -- learned activations -----------------------------------------------------
 def _pre_activations(module, X):
-    """Per activation module (in network order): ``(module, z_min, z_max)``.
-
-    The ranges come from one forward pass on ``X``: forward pre-hooks record
-    the input of every activation module.
-    """
+    """``(module, z_min, z_max)`` per activation module, in network order, from
+    one forward pass on ``X`` whose pre-hooks record their inputs."""
     acts = [
         m for m in module.modules() if isinstance(m, PolyActivation | FixedActivation)
     ]
@@ -92,10 +83,9 @@ def _nonlinearity(grid, values):
 class ActivationDisplay:
     """Learned activation of each neuron, per layer: a grid of small curves.
 
-    Each row is one activated layer, each column one of its neurons; each
-    curve is the neuron's activation ``phi_i(z)`` drawn over the range of
-    pre-activations ``z`` that the data passed to :meth:`from_estimator`
-    produced (KAN-style). Build it with :meth:`from_estimator`.
+    A row per activated layer, a column per neuron: its activation
+    ``phi_i(z)`` over the range of pre-activations the data passed to
+    :meth:`from_estimator` produced (KAN-style).
 
     Parameters
     ----------
@@ -111,10 +101,8 @@ class ActivationDisplay:
 
     Attributes
     ----------
-    ax_ : ndarray of matplotlib Axes of shape (n_layers, n_columns)
+    ax_, axes_ : ndarray of matplotlib Axes of shape (n_layers, n_columns)
         The grid of axes (unused cells are switched off).
-    axes_ : ndarray of matplotlib Axes
-        Same as ``ax_``.
     figure_ : matplotlib Figure
         Figure containing the grid.
     lines_ : list of list of matplotlib Line2D
@@ -156,13 +144,12 @@ class ActivationDisplay:
             A CR estimator, a pipeline ending in one, or a
             :class:`~cr_sklearn.DepthGrowth`.
         X : array-like of shape (n_samples, n_features)
-            Data whose forward pass sets each neuron's pre-activation range,
-            usually the training data.
+            Data whose forward pass sets each neuron's pre-activation range.
         n_neurons : int, default=8
             Neurons shown per layer (at most the layer's width).
         order : {"nonlinear", "index"}, default="nonlinear"
-            Which neurons: the most nonlinear over their range (largest RMS
-            distance from a straight line), or the first ``n_neurons``.
+            The most nonlinear neurons over their range (largest RMS distance
+            from a straight line), or the first ``n_neurons``.
         n_points : int, default=100
             Points per curve.
         ax : ndarray of matplotlib Axes, default=None
@@ -269,15 +256,11 @@ class ActivationDisplay:
 class GradientNormDisplay:
     """Distribution of per-sample input-gradient norms, with tau.
 
-    One histogram per estimator, with its mean (dashed) and ``q``-th
-    percentile (dotted) marked; tau = percentile / mean is in the legend and,
-    for a single estimator, the title. The norms follow the one rule of
-    :func:`~cr_sklearn.gradient_norms` for every model: with respect to the
-    input of a pipeline's final step, each column in units of its standard
-    deviation in ``X``. Norms are divided by their mean by
-    default, so models on different scales are comparable: the mean is then
-    at 1 and the percentile at tau. Build it with :meth:`from_estimator` or
-    :meth:`from_estimators`.
+    One histogram per estimator, its mean (dashed) and ``q``-th percentile
+    (dotted) marked; tau = percentile / mean in the legend (and the title,
+    for one estimator). The norms are those of
+    :func:`~cr_sklearn.gradient_norms`, divided by their mean by default so
+    that models on different scales are comparable.
 
     Parameters
     ----------
@@ -343,9 +326,7 @@ class GradientNormDisplay:
         Parameters
         ----------
         estimator : fitted estimator
-            Any fitted model or pipeline: CR estimators give analytic norms,
-            others finite differences, by the same rule
-            (:func:`~cr_sklearn.gradient_norms`).
+            Any fitted model or pipeline (see :func:`~cr_sklearn.gradient_norms`).
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, e.g. a test set.
         name : str, default=None
@@ -394,9 +375,8 @@ class GradientNormDisplay:
         Parameters
         ----------
         estimators : dict of str to estimator, or list of estimators
-            Fitted models, by name (a list is named by class names). Models
-            are compared in the same space when they read the same input:
-            pipelines with the same earlier steps, or bare models of ``X``.
+            Fitted models, by name (a list is named by class names); compared
+            in the same space when they read the same input.
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, the same for all.
         q : float, default=99
@@ -441,10 +421,9 @@ class GradientNormDisplay:
         self : GradientNormDisplay
             With ``ax_``, ``figure_``, ``patches_``, ``lines_`` and ``taus_``.
         """
-        plt = _pyplot()
         if ax is None:
             # Constrained layout makes room for the legend beside the axes.
-            _, ax = plt.subplots(layout="constrained")
+            _, ax = _pyplot().subplots(layout="constrained")
         self.taus_, self.patches_, self.lines_ = {}, {}, {}
         scaled = {}
         for name, norms in self.norms.items():
@@ -500,12 +479,10 @@ def _model_name(estimator):
 class LossCurveDisplay:
     """Training and validation loss per epoch, and the validation score.
 
-    Losses are on the left axis, the validation score (accuracy for
-    :class:`~cr_sklearn.CRClassifier`) on a twin right axis. The training
-    loss includes the DREG term; the penalty's contribution
-    (``dreg_lambda * penalty``) is drawn separately when it was recorded.
-    The epoch whose weights early stopping restored is marked. Build it with
-    :meth:`from_estimator`.
+    Losses on the left axis, the validation score on a twin right axis. The
+    training loss includes the DREG term, whose contribution (``dreg_lambda
+    * penalty``) is drawn too when recorded; the epoch early stopping
+    restored is marked.
 
     Parameters
     ----------
@@ -592,17 +569,14 @@ class LossCurveDisplay:
             return np.array([np.nan if v is None else scale * float(v) for v in values])
 
         lam = cr.dreg_lambda if cr.dreg is not None else 0.0
-        valid_loss = column("valid_loss")
-        # The epoch whose model early stopping returned, as recorded by the
-        # fit (skorch picks it with the relative threshold tol, not argmin).
-        best = getattr(cr, "best_epoch_", None)
         display = cls(
             epochs=np.arange(1, len(history) + 1),
             train_loss=column("train_loss"),
-            valid_loss=valid_loss,
+            valid_loss=column("valid_loss"),
             valid_score=column("valid_score"),
             penalty=column("penalty", lam) if lam else None,
-            best_epoch=best,
+            # As recorded by the fit (with the relative threshold tol).
+            best_epoch=getattr(cr, "best_epoch_", None),
         )
         return display.plot(ax=ax)
 
@@ -620,27 +594,23 @@ class LossCurveDisplay:
         self : LossCurveDisplay
             With ``ax_``, ``score_ax_``, ``figure_`` and ``lines_`` set.
         """
-        plt = _pyplot()
         if ax is None:
             # Constrained layout keeps the right axis label and the legend
             # above the axes inside the figure.
-            _, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+            _, ax = _pyplot().subplots(figsize=(7, 4.5), layout="constrained")
         self.lines_ = {}
-        (self.lines_["train_loss"],) = ax.plot(
-            self.epochs, self.train_loss, color="C0", label="train loss"
-        )
-        if self.valid_loss is not None:
-            (self.lines_["valid_loss"],) = ax.plot(
-                self.epochs, self.valid_loss, color="C1", label="validation loss"
-            )
-        if self.penalty is not None:
-            (self.lines_["penalty"],) = ax.plot(
-                self.epochs,
-                self.penalty,
-                color="C2",
-                linestyle="--",
-                label="dreg_lambda x penalty (in the train loss)",
-            )
+        penalty = "dreg_lambda x penalty (in the train loss)"
+        for key, values, kw in [
+            ("train_loss", self.train_loss, {"color": "C0", "label": "train loss"}),
+            (
+                "valid_loss",
+                self.valid_loss,
+                {"color": "C1", "label": "validation loss"},
+            ),
+            ("penalty", self.penalty, {"color": "C2", "ls": "--", "label": penalty}),
+        ]:
+            if values is not None:
+                (self.lines_[key],) = ax.plot(self.epochs, values, **kw)
         if self.best_epoch is not None:
             self.lines_["best_epoch"] = ax.axvline(
                 self.best_epoch,

@@ -329,7 +329,6 @@ def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
     ``progress`` is what :func:`resolve_progress` resolved: True (a bar),
     False or ``"lines"``. Results arrive as fits complete (where the backend
     supports it) and are put back in task order.
-
     """
     timed = [delayed(_timed)(i, *task) for i, task in enumerate(tasks)]
     bar = None

@@ -116,7 +116,6 @@ def data_fraction_study(
     distinct other warning is shown once, after the fits, with the number of
     fits that raised it. To use a Dask cluster::
 
-
         from dask.distributed import Client
         import joblib
 

@@ -305,9 +305,9 @@ class StudyResult(_Records):
             cells.append(f"{fit:.2f}")
             rows.append(cells)
         text = _markdown_table(header, rows)
-        at = "at" if len(self.fractions) == 1 else "at the largest fraction,"
+        at = ", at" if len(self.fractions) == 1 else " at the largest fraction,"
         fit_time = (
-            f"fit time: mean seconds per fit {at} "
+            f"fit time: mean seconds per fit{at} "
             f"{self.fractions[-1]:.0%} of each training fold."
         )
         if not tested:
