@@ -20,10 +20,9 @@ __all__ = ["PiecewiseLinearEncoder"]
 def _merge_repeated_bins(edges, values):
     """``edges`` without the bins that repeat a neighbour on the training rows.
 
-    A bin with no training value strictly inside is, on the training rows, a
-    step between the two values around it; two such bins side by side in the
-    same gap between values are the same column twice. Their shared edge
-    (never a training value) goes, which merges them.
+    Two bins side by side with no training value strictly inside either are
+    the same step twice on the training rows: their shared edge (never a
+    training value) goes.
     """
     inner = edges[1:-1]
     # Training values strictly inside the bins left and right of each inner edge.
@@ -43,9 +42,8 @@ def _merge_repeated_bins(edges, values):
 def weighted_quantiles(values, weights, quantiles):
     """numpy's linear quantiles of ``values`` with each row repeated ``weights`` times.
 
-    For integer weights this is ``np.quantile`` of the repeated rows
-    exactly, so a weight equals a repetition; other positive weights
-    generalise it (the rows' cumulative weights are their positions).
+    Exactly ``np.quantile`` of the repeated rows for integer weights; other
+    positive weights generalise it (cumulative weights are the positions).
 
     Parameters
     ----------
@@ -88,16 +86,13 @@ def _columns_text(columns, names):
 def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     """The bin edges of each column of ``X``: its ``n_bins`` quantile bins.
 
-    Bins beyond what the training values can tell apart are dropped, with a
-    ``UserWarning`` naming the parameter ``name``: more than ``n_samples -
-    1`` quantile bins only interpolate between neighbouring rows, so a column
-    then gets an edge on every distinct value instead; and in a column
-    with at least as many bins as distinct values, bins with no training
-    value inside that repeat their neighbour on the training rows are merged
-    (see :func:`_merge_repeated_bins`), as
+    Bins the training values cannot tell apart are dropped, with a
+    ``UserWarning`` naming the parameter ``name`` (as
     :class:`~sklearn.preprocessing.KBinsDiscretizer` drops bins too narrow to
-    hold data. A column thus gets fewer than twice as many bins as it has
-    distinct values, whatever ``n_bins``.
+    hold data): beyond ``n_samples - 1`` bins a column gets an edge on every
+    distinct value, and bins that repeat a neighbour on the training rows are
+    merged (:func:`_merge_repeated_bins`). A column gets fewer than twice as
+    many bins as it has distinct values.
 
     Parameters
     ----------
@@ -117,14 +112,12 @@ def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     -------
     edges : list of (ndarray or None)
         Per column, the strictly increasing edges (tied quantiles merged),
-        or ``None`` for a column with at most two distinct values or with a
-        single bin left: it passes through.
+        or ``None`` (it passes through) for a column with at most two
+        distinct values or a single bin left.
     """
     X = np.asarray(X)
     uniform = sample_weight is None or np.all(sample_weight == sample_weight[0])
-    # Beyond n_samples - 1 bins, quantiles only interpolate between
-    # neighbouring rows: the finest bins the rows tell apart have an edge on
-    # every distinct value.
+    # Beyond n_samples - 1 bins, quantiles only interpolate between rows.
     every_value = n_bins > len(X) - 1
     quantiles = None if every_value else np.linspace(0.0, 1.0, n_bins + 1)
     edges = []
@@ -169,20 +162,16 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     A column with more than two distinct values becomes ``n_bins`` columns,
     one per bin between the training quantiles ``b_0 < ... < b_n``: 0 below
     the bin, 1 above it and linear inside, ``clip((x - b_{t-1}) / (b_t -
-    b_{t-1}), 0, 1)``. Columns with at most two distinct values (one-hot and
-    binary codes) pass through unchanged. Tied quantiles are merged, so a
-    column may get fewer bins; one left with a single bin passes through.
-    Bins that the training values cannot tell apart are dropped, with a
-    warning: a column gets at most ``n_samples - 1`` bins, and fewer than
-    twice as many as it has distinct values.
+    b_{t-1}), 0, 1)``. Columns with at most two distinct values pass
+    through. Tied quantiles are merged and bins the training values cannot
+    tell apart dropped, with a warning (see :func:`quantile_edges`); a
+    column left with a single bin passes through.
 
-    The encoding lets each first-layer neuron of a network place its own
-    breakpoints in every column, which helps most where tree ensembles lead
-    (thresholds and interactions). :class:`CRClassifier` does the same
-    inside its network by default (``encoding_bins``, the :ref:`defaults`
-    page has the measurements); this transformer is for other models, for
-    inspecting the encoded columns, or before a CR estimator fitted with
-    ``encoding_bins=None``.
+    Each first-layer neuron of a network can then place its own breakpoints
+    in every column, which helps most where tree ensembles lead.
+    :class:`CRClassifier` does the same inside its network by default
+    (``encoding_bins``, see the :ref:`defaults` page); this transformer is
+    for other models or for inspecting the encoded columns.
 
     Parameters
     ----------
@@ -209,12 +198,11 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Gradients of any model that follows the encoder in a pipeline
-    (:func:`gradient_norms`, tau) are taken with respect to the encoded
-    columns, the final step's input; a CR estimator's own encoding
-    (``encoding_bins``) is differentiated through, to ``X``.
-    :func:`save_model` stores CR estimators only: save such a pipeline with
-    :mod:`joblib` (a pickle, to be loaded from trusted sources only).
+    Gradients of a model after the encoder in a pipeline (:func:`gradient_norms`,
+    tau) are with respect to the encoded columns; a CR estimator's own encoding
+    is differentiated through, to ``X``. :func:`save_model` stores CR
+    estimators only: save such a pipeline with :mod:`joblib` (a pickle, to be
+    loaded from trusted sources only).
 
     Examples
     --------

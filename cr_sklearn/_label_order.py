@@ -1,12 +1,10 @@
 """The order of ordinal labels: given, from an ordered Categorical, or numeric.
 
-Every function that ranks labels (the ordinal estimator, its scorers and
-metrics, the ordinal selective risk) resolves their order here, the same
-way: an order given by the caller is used exactly as given; an ordered
-pandas Categorical gives its categories' order; numbers are ordered by
-value. Anything else (strings, an unordered Categorical of strings) has no
-order to read, and sorting it alphabetically would rank ``"Marked"`` below
-``"None"``: a ValueError asks for the order instead. (Private.)
+Every function that ranks labels resolves their order here: an order given
+by the caller is used as given, an ordered pandas Categorical gives its
+categories', numbers are ordered by value. Anything else (strings) has no
+order to read (alphabetically ``"Marked"`` < ``"None"``): a ValueError asks
+for it. (Private.)
 """
 
 import numbers
@@ -44,15 +42,8 @@ def is_numeric(values):
 
 
 def check_order(order, name):
-    """``order`` as a 1-d array of distinct labels, in the order given.
-
-    Parameters
-    ----------
-    order : array-like
-        The labels, lowest first.
-    name : str
-        How the caller calls it in messages (``"classes"``, ``"labels"``).
-    """
+    """``order`` (labels, lowest first) as a 1-d array of distinct labels;
+    ``name`` is what the caller calls it in messages."""
     labels = np.asarray(order)
     if labels.ndim != 1 or labels.size == 0:
         raise ValueError(
@@ -114,11 +105,10 @@ def resolve_order(
 ):
     """The order of the labels of ``y_true`` and ``y_pred``, checked to hold them.
 
-    ``labels`` (given by the caller, used as given) first, then
-    ``categories`` (an ordered Categorical's), then the sorted numbers of
-    both and of ``known`` (the labels a classifier was fitted on, so that
-    ranks do not depend on which labels a test fold happens to hold);
-    labels that are not numbers raise :func:`no_order_error`.
+    ``labels`` first, then ``categories`` (an ordered Categorical's), then
+    the sorted numbers of both and of ``known`` (the labels a classifier was
+    fitted on: ranks must not depend on a test fold's labels); other labels
+    raise :func:`no_order_error`.
     """
     y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
     if labels is not None:

@@ -1,14 +1,12 @@
 """The model file format: a bounded reader and a plain-data JSON codec (private).
 
 A model file is a safetensors file: an 8-byte header length, a JSON header
-(the tensor table and string metadata) and the raw tensor bytes. This module
-reads one without trusting it: the header length is bounded before the
-header is read, the header's parsing cost before it is parsed, and the data
-section must be exactly what the tensor table describes (and what the file's
-size allows) before it is read. The JSON codec turns plain data (numbers,
-strings, tuples, dicts, numeric and string numpy arrays) into JSON and back,
-and rejects anything it did not produce. What the estimators' files must
-contain is checked in :mod:`cr_sklearn._persistence`.
+(the tensor table and string metadata) and the raw tensor bytes. It is read
+without trust: the header length is bounded before the header is read, its
+parsing cost before it is parsed, and the data section must be exactly what
+the tensor table describes (and the file's size allows). The JSON codec turns
+plain data into JSON and back and rejects anything it did not produce. What
+the estimators' files must contain is checked in :mod:`cr_sklearn._persistence`.
 """
 
 import hashlib
@@ -29,56 +27,35 @@ __all__ = []
 
 # -- the loader's bounds ---------------------------------------------------
 # The JSON header of the files save_model writes: about 40 KB for a small
-# model, about 1.2 MB for 10,000 named features, 1,000 string classes and
-# 1,000 epochs of history. Safetensors' own cap (100 MB) would let a small
-# file cost gigabytes of parsing; a longer header is not one of ours.
+# model, 1.2 MB for 10,000 named features, 1,000 string classes and 1,000
+# epochs. Safetensors' own cap (100 MB) would let a small file cost gigabytes
+# of parsing.
 MAX_HEADER_BYTES = 4 * 2**20
-
-# Parsed JSON costs more memory than its text: about 140 bytes a list, 250 a
-# dict, 46 a value and 30 a string quote (measured on CPython, decoding
-# included; see parse_cost). The large header above costs about 8 MiB; a
-# header of "[],[],..." would cost 45 times its size.
+# Parsed JSON costs more memory than its text (see parse_cost): the large
+# header above about 8 MiB, a header of "[],[],..." 45 times its size.
 MAX_PARSE_COST = 32 * 2**20
-
-# Nesting of the JSON save_model writes: at most about 10 levels.
-_MAX_DEPTH = 32
-
-# Tensors in one file: a few per layer. Bounds the modules a file can make
-# the loader build.
-_MAX_TENSORS = 2048
-
-# Fixed-width string arrays (classes_ of string labels): 4 bytes a
-# character a row, whatever the text in the file holds.
+_MAX_DEPTH = 32  # save_model writes about 10 levels of nesting
+_MAX_TENSORS = 2048  # a few per layer: bounds the modules a file can build
+# Fixed-width string arrays (classes_): 4 bytes a character a row.
 _MAX_STRING_ARRAY_BYTES = 4 * 2**20
-
-# Rows of a tensor checked for finiteness at a time (bounded temporaries).
-_FINITE_CHUNK = 2**20
-
+_FINITE_CHUNK = 2**20  # rows checked for finiteness at a time
 _SCALAR_KINDS = "biufU"
 
-# safetensors dtype names -> numpy dtypes (little-endian, as the format says).
-TENSOR_DTYPES = {
-    "F64": np.dtype("<f8"),
-    "F32": np.dtype("<f4"),
-    "F16": np.dtype("<f2"),
-    "I64": np.dtype("<i8"),
-    "I32": np.dtype("<i4"),
-    "I16": np.dtype("<i2"),
-    "I8": np.dtype("i1"),
-    "U8": np.dtype("u1"),
-    "BOOL": np.dtype("?"),
+# safetensors dtype names -> numpy dtypes (little-endian, as the format says)
+# and torch dtypes.
+_DTYPES = {
+    "F64": ("<f8", torch.float64),
+    "F32": ("<f4", torch.float32),
+    "F16": ("<f2", torch.float16),
+    "I64": ("<i8", torch.int64),
+    "I32": ("<i4", torch.int32),
+    "I16": ("<i2", torch.int16),
+    "I8": ("i1", torch.int8),
+    "U8": ("u1", torch.uint8),
+    "BOOL": ("?", torch.bool),
 }
-TORCH_DTYPE_NAMES = {
-    torch.float64: "F64",
-    torch.float32: "F32",
-    torch.float16: "F16",
-    torch.int64: "I64",
-    torch.int32: "I32",
-    torch.int16: "I16",
-    torch.int8: "I8",
-    torch.uint8: "U8",
-    torch.bool: "BOOL",
-}
+TENSOR_DTYPES = {name: np.dtype(spec) for name, (spec, _) in _DTYPES.items()}
+TORCH_DTYPE_NAMES = {dtype: name for name, (_, dtype) in _DTYPES.items()}
 
 # Array dtypes an encoded attribute may declare: bool, sized ints and
 # floats, fixed-width strings, and object arrays of scalars.
@@ -268,7 +245,7 @@ def _source_name(source):
 
 
 def _read_exact(stream, n, name, what):
-    """Exactly ``n`` bytes from ``stream`` into a new bytearray."""
+    """Exactly ``n`` bytes from ``stream``, a bytearray."""
     buffer = bytearray(n)
     view = memoryview(buffer)
     got = 0
@@ -294,9 +271,9 @@ def _read_exact(stream, n, name, what):
 def parse_cost(text):
     """Upper estimate of the memory (bytes) parsing and decoding ``text`` takes.
 
-    Counts the JSON tokens that become Python objects. Never below the
-    measured cost of any JSON shape (lists, dicts, numbers, strings, the
-    rows of a history), so it bounds what a header can make the loader use.
+    Counts the JSON tokens that become Python objects, at about 140 bytes a
+    list, 250 a dict, 46 a value and 30 a string quote (measured on CPython,
+    decoding included): never below the cost of any JSON shape.
     """
     return (
         140 * text.count(b"[")
@@ -367,12 +344,9 @@ def _tensor_table(header, name):
 
 
 def _read_parts(stream, size, name):
-    """``(header dict, tensor table, data bytearray)`` read from ``stream``.
-
-    Reads the 8-byte header length, the header (at most
-    ``MAX_HEADER_BYTES``), and then exactly the data section the header
-    describes; ``size`` (when known) must equal the total.
-    """
+    """``(header dict, tensor table, data bytearray)`` read from ``stream``:
+    the header length, the header (at most ``MAX_HEADER_BYTES``), then
+    exactly the data it describes; ``size`` (when known) must be the total."""
     if size is not None and size < 8:
         raise bad(name, "the file is too short")
     (n,) = struct.unpack("<Q", bytes(_read_exact(stream, 8, name, "the header size")))
@@ -405,9 +379,8 @@ def _read_parts(stream, size, name):
 def _open_regular(path, name):
     """An open binary file of ``path`` and its size; rejects non-regular files.
 
-    The file is opened without blocking (a FIFO would block until a writer
-    comes) and checked on the open descriptor, so a symlink to a device or a
-    FIFO is refused before a byte is read.
+    Opened without blocking (a FIFO would wait for a writer) and checked on
+    the open descriptor: a link to a device or a FIFO is refused unread.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
@@ -452,12 +425,9 @@ def digest(payload, data):
 
 
 def write_atomically(blob, path):
-    """Write ``blob`` to ``path`` through a temporary file and a rename.
-
-    The new file gets the permissions ``open(path, "w")`` would give it: those
-    of the file it replaces, else ``0o666`` minus the umask (the kernel
-    applies the umask to the ``os.open`` mode).
-    """
+    """Write ``blob`` to ``path`` through a temporary file and a rename, with
+    the permissions ``open(path, "w")`` would give (the replaced file's, else
+    ``0o666`` minus the umask)."""
     path = Path(path)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)

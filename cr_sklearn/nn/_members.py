@@ -1,16 +1,10 @@
 """The member axis: several networks of one shape in one module (private).
 
-A network built with ``n_members=M`` holds every parameter with a leading
-axis of length ``M``: member ``m``'s weight matrix is ``weight[m]``. Hidden
-values then carry the member axis first, ``(M, batch, width)``, and each
-layer is one batched product (``baddbmm``) for all members instead of ``M``
-products. The raw input is shared: the first layer reads ``(batch, width)``
-and broadcasts it over the members.
-
-The helpers below are written for both layouts, so the network maths has one
-code path: a weight of shape ``(out, in)`` (one network, ``n_members=None``)
-takes the plain matrix products, a weight of shape ``(M, out, in)`` the
-batched ones.
+With ``n_members=M`` every parameter has a leading axis of length ``M``
+(member ``m``'s weight is ``weight[m]``), hidden values are ``(M, batch,
+width)`` and each layer is one batched product for all members; the raw
+input is shared. The helpers take a weight of shape ``(out, in)`` (one
+network) or ``(M, out, in)``, so the network maths has one code path.
 """
 
 import math
@@ -95,10 +89,8 @@ def make_linear(fan_in, fan_out, n_members):
 
 
 class MemberLinear(nn.Module):
-    """``M`` independent affine maps ``h W_m^T + b_m`` as one module.
-
-    Each member is initialised as :class:`torch.nn.Linear` initialises one
-    layer of this shape.
+    """``M`` independent affine maps ``h W_m^T + b_m`` as one module, each
+    initialised as :class:`torch.nn.Linear` initialises one.
 
     Parameters
     ----------

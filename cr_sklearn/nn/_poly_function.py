@@ -1,12 +1,9 @@
 """The polynomial activation's value and slope as one autograd node (private).
 
 Recorded op by op, ``PolyActivation.forward_and_derivative`` puts about a dozen
-nodes per layer on the autograd tape (the bound, two Horner chains, the chain
-rule), and their backward runs three or four kernels each. On the small
-batches cr_sklearn trains on, that per-node overhead, not the arithmetic, sets
-the cost of a step. This function computes ``(phi(z), phi'(z))`` without
-recording and writes the backward out by hand from the closed-form second
-derivative.
+nodes per layer on the autograd tape, whose overhead sets the cost of a step on
+small batches. This node computes ``(phi(z), phi'(z))`` without recording, its
+backward written out from the closed-form second derivative.
 """
 
 import torch

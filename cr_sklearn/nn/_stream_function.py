@@ -1,17 +1,13 @@
 """The Jacobian stream of a plain CR network as one autograd node (private).
 
 Recorded op by op, each layer of the stream ``J_l = d_l * (J_{l-1} W_l^T)``
-and its squared norm put a transpose, a broadcast product, a matrix product
-and a square on the tape; autograd's backward then runs a ``pow``, two
-products and an addition per layer on tensors of ``rows x directions x width``
-elements, besides the two matrix products the chain rule needs. On the small
-networks cr_sklearn trains, those elementwise passes cost as much as the
-products. This function computes the same Jacobians and squared norms with
-the same ops and writes the backward out by hand: per layer, one pass adds
-the penalty's gradient ``2 g J_l`` to the incoming one, one reduction gives
-``d_l``'s gradient, one product gives ``Z_l``'s and two matrix products give
-``W_l``'s and ``J_{l-1}``'s (the latter adding the penalty's ``2 g J_{l-1}``
-as it goes).
+and its squared norm cost autograd a ``pow``, two products and an addition
+per layer on ``rows x directions x width`` tensors, as much as the matrix
+products on small networks. This node computes the same Jacobians with the
+same ops and writes the backward out by hand: per layer, one pass adds the
+penalty's ``2 g J_l`` to the incoming gradient, one reduction gives
+``d_l``'s, one product ``Z_l``'s and two matrix products ``W_l``'s and
+``J_{l-1}``'s (adding the penalty's ``2 g J_{l-1}`` as it goes).
 """
 
 import torch

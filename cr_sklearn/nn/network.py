@@ -25,18 +25,13 @@ from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation
 from .input_encoding import ramp_inside, tracing
 
-# StreamOutput and random_directions live in ._base, shared with the residual
-# network; they stay importable from here.
+# StreamOutput and random_directions live in ._base; importable from here too.
 __all__ = ["CRNetwork", "StreamOutput", "random_directions"]
 
 
 def _plain_call(module):
-    """Whether ``module`` has an in-place inference path and no hooks to run.
-
-    Calling ``_forward_overwrite`` directly skips ``nn.Module.__call__``, so it
-    is only taken when no forward hook (the module's or a global one) would
-    be skipped with it.
-    """
+    """Whether ``module`` has an in-place inference path and no forward hook
+    (its own or a global one) that calling it directly would skip."""
     return (
         hasattr(module, "_forward_overwrite")
         and not module._forward_hooks
@@ -47,11 +42,8 @@ def _plain_call(module):
 
 
 def _in_sigmoid(coefficients, bound):
-    """Coefficients of ``q(s) = p(2 b s - b)``, rows by power (float64).
-
-    ``p`` has ``coefficients[k]`` multiplying ``u**k``; binomial expansion of
-    ``(2 b s - b)**k``.
-    """
+    """Coefficients of ``q(s) = p(2 b s - b)`` by binomial expansion, rows by
+    power (float64)."""
     n_terms = coefficients.shape[0]
     q = torch.zeros_like(coefficients)
     for k in range(n_terms):
@@ -181,7 +173,7 @@ class CRNetwork(BaseCRNetwork):
         return tuple(layer.out_features for layer in self.hidden)
 
     def forward(self, x):
-        """Compute the values only: the cheapest pass, used for prediction.
+        """Compute the values only: the cheapest pass.
 
         Parameters
         ----------
@@ -208,15 +200,13 @@ class CRNetwork(BaseCRNetwork):
     def predict_values(self, x):
         """:meth:`forward` without gradients, from folded parameters.
 
-        For prediction: the standardisation is folded into the encoding's
-        (or the first layer's) matrix, each soft bound's ``2 / b`` into its
-        layer, and each polynomial rewritten in ``s = sigmoid(2 z / b)``
-        (``u = 2 b s - b``), so a layer is one matrix product, a sigmoid
-        and one fused pass per coefficient, in place. The folded values
-        are cached and rebuilt when a parameter or buffer changes. They
-        equal :meth:`forward`'s to float rounding (use float64 to keep
-        that at ``1e-12``); hooks, training mode and activations other
-        than the polynomial and the fixed ones take :meth:`forward`.
+        The standardisation is folded into the encoding's (or the first
+        layer's) matrix, each soft bound's ``2 / b`` into its layer, and each
+        polynomial rewritten in ``s = sigmoid(2 z / b)``: a layer is one
+        matrix product, a sigmoid and one fused pass per coefficient, in
+        place. The folded values are cached until a parameter or buffer
+        changes and equal :meth:`forward`'s to float rounding; hooks,
+        training mode and other activations take :meth:`forward`.
 
         Parameters
         ----------
@@ -233,10 +223,9 @@ class CRNetwork(BaseCRNetwork):
     def predictor(self, dtype, device):
         """:meth:`predict_values` with the folded plan looked up once.
 
-        For a loop over chunks of one input: the plan's validity check (a
-        walk over every parameter and buffer) runs here, not per chunk. The
-        returned function must not outlive a change to the module (a
-        parameter update, a hook, a switch to training mode).
+        For a loop over chunks of one input: the plan's validity check runs
+        here, not per chunk. The returned function must not outlive a change
+        to the module (a parameter update, a hook, training mode).
 
         Parameters
         ----------
@@ -287,12 +276,9 @@ class CRNetwork(BaseCRNetwork):
         return plan
 
     def _state_key(self, dtype, device):
-        """Every parameter's and buffer's storage and version, or ``None``.
-
-        ``None`` when a forward hook (anywhere in the module tree, or a
-        global one) must see the pass. A walk over the modules' own dicts:
-        on one row, ``parameters()`` would cost as much as the pass.
-        """
+        """Every parameter's and buffer's storage and version, or ``None``
+        when a forward hook must see the pass. (The modules' own dicts: on
+        one row, ``parameters()`` would cost as much as the pass.)"""
         if _module._global_forward_hooks or _module._global_forward_pre_hooks:
             return None
         key = [dtype, device]
@@ -379,13 +365,10 @@ class CRNetwork(BaseCRNetwork):
     def _folded_input_jacobian(self, x):
         """``input_jacobian(x, mode="reverse")`` from the folded plan, or ``None``.
 
-        The pass of :meth:`predict_values` keeping each layer's slope (the
-        last layer's values are not needed), then the output's rows pulled
-        back through the transposed chain rule with the folded matrices: the
-        standardisation and the soft bounds are folded in, so the result is
-        with respect to the raw input directly. Taken only where nothing
-        records gradients and the network predicts from a plan (``None``
-        otherwise: the recorded path answers).
+        The pass of :meth:`predict_values` keeping each layer's slope, then
+        the output's rows pulled back through the folded matrices (already
+        with respect to the raw input). Only where nothing records gradients
+        and the network predicts from a plan.
         """
         if self.training or torch.is_grad_enabled():
             return None

@@ -24,9 +24,8 @@ STAND_IN = "HistGradientBoosting (XGBoost stand-in)"
 class _LabelEncodedClassifier(ClassifierMixin, BaseEstimator):
     """Fit ``estimator`` on labels encoded as 0..K-1, answer in the labels.
 
-    XGBoost only accepts contiguous integer classes; wrapping it lets a study
-    use any labels (strings, wine quality scores 3..8). A DataFrame reaches
-    it as an array: XGBoost refuses column names with ``[``, ``]`` or ``<``.
+    XGBoost accepts only contiguous integer classes, and a DataFrame reaches
+    it as an array (it refuses column names with ``[``, ``]`` or ``<``).
     """
 
     def __init__(self, estimator):
@@ -58,11 +57,9 @@ def _values(X):
 class _LeafScaledHistGradientBoosting(ClassifierMixin, BaseEstimator):
     """HistGradientBoostingClassifier whose leaf size follows the training size.
 
-    scikit-learn's ``min_samples_leaf=20`` leaves no split on the 31 rows of
-    a 5% Pima fold: the model predicts the majority class. Here
-    ``min_samples_leaf`` is ``n_samples // 10``, clipped to ``[3, 20]``
-    (scikit-learn's default from 200 rows on), so that boosting behaves on
-    tiny folds roughly as XGBoost's default ``min_child_weight=1`` does.
+    The default ``min_samples_leaf=20`` leaves no split on the 31 rows of a
+    5% Pima fold; here it is ``n_samples // 10`` clipped to ``[3, 20]``, so
+    that boosting behaves on tiny folds roughly as XGBoost's default does.
 
     Parameters
     ----------
@@ -129,16 +126,13 @@ def default_baselines(*, random_state=None, n_jobs=1):
 
     Notes
     -----
-    XGBoost is wrapped so that it accepts any class labels (it needs
-    0..K-1); the wrapper's ``estimator`` is the ``XGBClassifier``.
-
-    Without xgboost (the ``xgboost`` extra), scikit-learn's
-    HistGradientBoostingClassifier stands in for it, with
-    ``min_samples_leaf`` scaled to the training size (``n // 10`` clipped
-    to ``[3, 20]``): its default of 20 predicts the majority class on the
-    few dozen rows of a small training fraction. Its name says it is a
-    stand-in, in tables and plots alike, and a one-line note is logged
-    (logger ``"cr_sklearn.study"``, level WARNING).
+    XGBoost is wrapped so that it accepts any class labels; the wrapper's
+    ``estimator`` is the ``XGBClassifier``. Without xgboost (the ``xgboost``
+    extra), scikit-learn's HistGradientBoostingClassifier stands in for it,
+    ``min_samples_leaf`` scaled to the training size (``n // 10`` clipped to
+    ``[3, 20]``; the default of 20 predicts the majority class on a few
+    dozen rows). Its name says it is a stand-in, and a one-line note is
+    logged (logger ``"cr_sklearn.study"``, level WARNING).
 
     Examples
     --------

@@ -71,13 +71,11 @@ def load_study_dataset(name, target=None, *, as_frame=False):
     Raises
     ------
     ValueError
-        For an unknown name, a path that does not exist, a file that is not
-        UTF-8 CSV text, is larger than 1 GiB, is empty or has no data rows;
-        a header with a name twice (the second copy would otherwise become a
-        feature), without the ``target`` column; labels missing in some
-        rows; infinite values or values beyond 1e150 in magnitude; and,
-        without ``as_frame``, non-numeric feature columns or missing values.
-        The messages name the file and the columns.
+        Naming the file and the columns, for an unknown name or path, a file
+        that is not UTF-8 CSV text, larger than 1 GiB, empty or without data
+        rows, a header naming a column twice or lacking ``target``, missing
+        labels, infinite values or values beyond 1e150 in magnitude and,
+        without ``as_frame``, non-numeric columns or missing values.
 
     Examples
     --------
@@ -116,16 +114,13 @@ def _load_csv(name, target, as_frame):
 
 
 def _named_dataset(name, as_frame):
-    if name == "pima":
-        from cr_sklearn.datasets import load_pima
+    from cr_sklearn.datasets import load_pima, load_wine_quality
 
+    if name == "pima":
         return load_pima(return_X_y=True, as_frame=as_frame)
     if name in ("wine-red", "wine-white"):
-        from cr_sklearn.datasets import load_wine_quality
-
-        return load_wine_quality(
-            color=name.split("-")[1], return_X_y=True, as_frame=as_frame
-        )
+        color = name.split("-")[1]
+        return load_wine_quality(color=color, return_X_y=True, as_frame=as_frame)
     from sklearn.datasets import load_breast_cancer, load_digits
 
     loader = load_breast_cancer if name == "breast-cancer" else load_digits
@@ -236,13 +231,11 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
     """The preprocessing a table's text columns and missing values need.
 
     A :class:`~sklearn.compose.ColumnTransformer` to put before every model
-    of a study (``make_pipeline(preprocessor, model)``), so that it is
-    fitted inside each training fold: text columns are one-hot encoded
-    (a missing value is a category of its own; at most ``max_categories``
-    columns each, rarer values sharing one, values unseen in training
-    ignored), missing numbers are imputed with the column's median and
-    flagged in an indicator column. Its output is a DataFrame
-    (``set_output(transform="pandas")``), so the models see column names.
+    of a study, fitted inside each training fold: text columns are one-hot
+    encoded (a missing value is a category; at most ``max_categories``
+    columns each, rarer values sharing one, unseen ones ignored), missing
+    numbers imputed with the median and flagged in an indicator column. Its
+    output is a DataFrame, so the models see column names.
 
     Parameters
     ----------

@@ -35,8 +35,7 @@ def check_dependencies(*features, purpose="This study"):
     """Check that the optional packages of ``features`` are installed.
 
     Call it before the work starts, so that a missing package is reported
-    at once and not after hours of fits. Nothing is imported: the check
-    only looks the modules up.
+    at once, not after hours of fits. Nothing is imported.
 
     Parameters
     ----------

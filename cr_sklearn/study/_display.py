@@ -66,34 +66,22 @@ def _star(ax, xy, offset, color, **align):
 class StudyDisplay:
     """Score against training fraction per model, and paired differences.
 
-    The left panel shows each model's mean score over the splits at every
-    training fraction, the reference model (CR in ``cr-sklearn study``) in
-    bold black. The right panel shows each other model's paired difference
-    to the reference with the confidence interval of the paired test of
-    :meth:`StudyResult.compare` (the Nadeau-Bengio corrected t-test by
-    default, the Hodges-Lehmann estimate with ``test="wilcoxon"``). The
-    intervals are unadjusted, like the p-values of
-    :meth:`StudyResult.to_markdown`, and a ``*`` marks, as in the table, the
-    differences still significant after the correction over every comparison
-    of the study. Standard deviations over splits are the wrong error bars
-    for models compared on shared splits; they are drawn only with
-    ``bands=True``.
-
-    A study of a single fraction (``cr-sklearn evaluate``) has no fraction
-    axis: each model is a row, its mean score with one standard deviation on
-    the left, its paired difference with the test's interval on the right.
-
-    Build and draw it with :meth:`from_result`; :meth:`plot` draws it again
-    (on other Axes, for instance). matplotlib is imported only when drawing.
+    Left, each model's mean score over the splits at every training
+    fraction, the reference in bold black; right, each other model's paired
+    difference to it with the unadjusted interval of the test of
+    :meth:`StudyResult.compare`, ``*`` marking (as in the table) the
+    differences significant after the correction. Standard deviations over
+    splits, the wrong error bars for models compared on shared splits, are
+    drawn only with ``bands=True``. A single fraction is drawn as a row per
+    model instead. Build and draw it with :meth:`from_result`.
 
     Parameters
     ----------
     fractions : ndarray of shape (n_fractions,)
         Training fractions (x axis).
-    means : dict of str to ndarray of shape (n_fractions,)
-        Mean score per model (NaN where a model was not run).
-    stds : dict of str to ndarray of shape (n_fractions,)
-        Standard deviation over splits per model.
+    means, stds : dict of str to ndarray of shape (n_fractions,)
+        Mean score and standard deviation over splits per model (NaN where a
+        model was not run).
     metric : str
         Name of the score (y-axis label).
     reference : str, default=None
@@ -105,10 +93,8 @@ class StudyDisplay:
         Coverage of the intervals in ``differences``.
     n_train : ndarray of shape (n_fractions,), default=None
         Mean number of training rows at each fraction, under the tick labels.
-    dataset : str, default=None
-        Name of the data, in the title.
-    protocol : str, default=None
-        The evaluation protocol in words, in the title.
+    dataset, protocol : str, default=None
+        Name of the data and the evaluation protocol in words, in the title.
     test : {"corrected_t", "wilcoxon"}, default="corrected_t"
         The test behind ``differences`` and ``rejected``, named in the titles.
     correction : {"holm", "bonferroni"} or None, default="holm"
@@ -130,12 +116,11 @@ class StudyDisplay:
     errorbars_ : dict of str to matplotlib ErrorbarContainer
         The paired differences of each other model, when drawn.
     marks_ : dict of str to list of matplotlib Text
-        The ``*`` drawn above each other model's rejected differences.
+        The ``*`` of each other model's rejected differences.
     fill_between_ : dict of str to matplotlib PolyCollection
         The band of each model (mean +- std), with ``bands=True``.
     legend_ : matplotlib Legend or None
-        The legend, outside the axes on the right; None for a single
-        fraction, whose rows name the models.
+        The legend, right of the axes; None for a single fraction.
 
     See Also
     --------
@@ -212,9 +197,6 @@ class StudyDisplay:
     ):
         """Plot the means and the paired differences of a :class:`StudyResult`.
 
-        Like scikit-learn's ``from_estimator``, this collects the numbers and
-        calls :meth:`plot`.
-
         Parameters
         ----------
         result : StudyResult
@@ -227,15 +209,12 @@ class StudyDisplay:
             The model the others are compared with, as in
             :meth:`StudyResult.compare`: the first of ``models`` by default.
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-            The paired test whose intervals are drawn, as in
-            :meth:`StudyResult.compare`.
+            The paired test whose intervals are drawn.
         correction : {"holm", "bonferroni"} or None, default="holm"
-            The correction behind the ``*`` marks, over every comparison of
-            the study against ``reference`` (the table's family, whatever
-            ``models`` shows).
+            The correction behind the ``*`` marks, over every comparison with
+            ``reference`` (the table's family, whatever ``models`` shows).
         confidence : float, default=0.95
-            Coverage of the intervals; the marks are at level
-            ``1 - confidence``.
+            Coverage of the intervals; the marks are at ``1 - confidence``.
         dataset : str, default=None
             Name of the data, for the title.
         ax : matplotlib Axes or pair of Axes, default=None
@@ -254,8 +233,7 @@ class StudyDisplay:
         Returns
         -------
         display : StudyDisplay
-            The drawn display (``figure_``, ``ax_`` and the other fitted
-            attributes set).
+            The drawn display.
         """
         metric = result._metric(metric)
         models = result.models if models is None else list(models)

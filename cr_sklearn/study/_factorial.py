@@ -22,7 +22,13 @@ from ._engine import (
     warn_once,
 )
 from ._noise import add_gaussian_noise, corrupt_labels
-from ._records import _format_p, _import_pandas, _markdown_table, _Records
+from ._records import (
+    _format_p,
+    _frame_table,
+    _import_pandas,
+    _markdown_table,
+    _Records,
+)
 from ._stats import adjust_pvalues, paired_test
 
 __all__ = ["FactorialResult", "factorial_study"]
@@ -456,41 +462,20 @@ class FactorialResult(_Records):
             Four Markdown tables separated by headings.
         """
         metric = self._metric(metric)
-        regs = self.regularizers
-        cells = self.cells(metric)
-        parts = [f"### {metric} per cell (mean over seeds)"]
-        rows = [
-            [*idx, *(f"{v:.{digits}f}" for v in cells.loc[idx])] for idx in cells.index
-        ]
-        parts.append(
-            _markdown_table(["dataset", "condition", "activation", *regs], rows)
-        )
-
-        frame = self._metric_frame(metric)
-        means = frame.pivot_table(
+        regs, conditions = self.regularizers, self.conditions
+        means = self._metric_frame(metric).pivot_table(
             index="regularizer", columns="condition", values="value", aggfunc="mean"
-        ).reindex(index=regs, columns=self.conditions)
-        parts.append(f"### Mean {metric} per condition (over datasets, activations)")
-        parts.append(
-            _markdown_table(
-                ["regularizer", *self.conditions],
-                [
-                    [r, *(f"{means.loc[r, c]:.{digits}f}" for c in self.conditions)]
-                    for r in regs
-                ],
-            )
         )
         ranks = self.ranks(metric, by="condition")
-        parts.append(
-            "### Mean rank (1 = best) within each dataset/condition/activation/seed"
-        )
-        cols = ["all", *self.conditions]
-        parts.append(
-            _markdown_table(
-                ["regularizer", *cols],
-                [[r, *(f"{ranks.loc[r, c]:.2f}" for c in cols)] for r in regs],
-            )
-        )
+        score = f".{digits}f"
+        parts = [
+            f"### {metric} per cell (mean over seeds)",
+            _frame_table(self.cells(metric), score),
+            f"### Mean {metric} per condition (over datasets, activations)",
+            _frame_table(means.reindex(index=regs, columns=conditions), score),
+            "### Mean rank (1 = best) within each dataset/condition/activation/seed",
+            _frame_table(ranks[["all", *conditions]], ".2f"),
+        ]
         if reference in regs and len(regs) > 1:
             cmp = self.compare(reference, metric=metric)
             parts.append(f"### {reference} against each regulariser (Wilcoxon, Holm)")
@@ -500,7 +485,7 @@ class FactorialResult(_Records):
                     [
                         [
                             r.regularizer,
-                            f"{r.mean_diff:+.{digits}f}",
+                            f"{r.mean_diff:+{score}}",
                             f"{r.wins}/{r.losses}",
                             _format_p(r.p_value),
                             _format_p(r.p_adjusted),

@@ -13,8 +13,7 @@ def corrupt_labels(y, rate, random_state=None):
     """Replace a fraction of the labels by a different, random class.
 
     Exactly ``round(rate * n_samples)`` labels, chosen without replacement,
-    are changed; each gets one of the *other* classes uniformly at random,
-    so every chosen label is really wrong.
+    each get one of the *other* classes uniformly at random.
 
     Parameters
     ----------
@@ -57,10 +56,9 @@ def corrupt_labels(y, rate, random_state=None):
 def add_gaussian_noise(X, snr_db, random_state=None):
     """Add Gaussian noise at a given signal-to-noise ratio, per feature.
 
-    The signal power of a feature is its variance, so feature ``j`` gets
-    noise of standard deviation ``std(X[:, j]) * 10 ** (-snr_db / 20)``.
-    At ``snr_db=-10`` the noise has ten times the power of the signal.
-    Constant features get no noise.
+    Feature ``j`` gets noise of standard deviation ``std(X[:, j]) * 10 **
+    (-snr_db / 20)`` (at -10 dB ten times the power of the signal; constant
+    features get none).
 
     Parameters
     ----------

@@ -27,6 +27,16 @@ def _markdown_table(header, rows):
     return "\n".join(lines)
 
 
+def _frame_table(frame, fmt):
+    """``frame`` as a Markdown table, its index (names or levels) first."""
+    names = [name or "" for name in frame.index.names]
+    rows = [
+        [*(key if isinstance(key, tuple) else (key,)), *(format(v, fmt) for v in row)]
+        for key, row in zip(frame.index, frame.to_numpy(), strict=True)
+    ]
+    return _markdown_table([*names, *frame.columns], rows)
+
+
 def _format_p(p):
     if np.isnan(p):
         return "n/a"
