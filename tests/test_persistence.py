@@ -550,12 +550,47 @@ def _encoded(array):
             _set_attr("oob_decision_function_", _encoded(np.full((4, 3), 2.0))),
             "oob_decision_function_",
         ),
+        # Issue 36, R11: attributes a fit of these parameters never writes.
+        (_set_attr("best_epochs_", _encoded([1, 2])), "one per member"),
+        (_set_attr("oob_score_", 5.0), "oob_score_ must lie in"),
+        (
+            _set_attr("oob_decision_function_", _encoded(np.full((4, 2), 0.4))),
+            "oob_decision_function_",
+        ),
     ],
-    ids=["epoch-beyond-n_iter", "float-epochs", "columns", "not-probabilities"],
+    ids=[
+        "epoch-beyond-n_iter",
+        "float-epochs",
+        "columns",
+        "not-probabilities",
+        "epochs-of-two-members",
+        "score-out-of-range",
+        "rows-not-summing-to-one",
+    ],
 )
 def test_crafted_member_attributes_are_rejected(saved_members, tmp_path, edit, match):
     path = _rewrite(saved_members, tmp_path / "m.safetensors", edit_payload=edit)
     with pytest.raises(ValueError, match=match):
+        load_model(path)
+
+
+def test_out_of_fold_attributes_need_members_and_oob_score(
+    saved, saved_members, tmp_path
+):
+    # A one-network file with out-of-fold fields, and a member file that
+    # claims oob_score without them (R11).
+    def oob_fields(payload):
+        payload["attributes"]["oob_score_"] = 0.5
+
+    path = _rewrite(saved, tmp_path / "a.safetensors", edit_payload=oob_fields)
+    with pytest.raises(ValueError, match="need n_members > 1 and oob_score"):
+        load_model(path)
+
+    def without_oob(payload):
+        del payload["attributes"]["oob_score_"]
+
+    path = _rewrite(saved_members, tmp_path / "b.safetensors", edit_payload=without_oob)
+    with pytest.raises(ValueError, match="without both out-of-fold attributes"):
         load_model(path)
 
 

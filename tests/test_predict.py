@@ -130,3 +130,75 @@ def test_a_model_whose_predictions_are_not_the_trained_function_is_never_returne
     with pytest.raises(RuntimeError, match="differ from the trained function"):
         clf.fit(X, y)
     assert not hasattr(clf, "module_")
+
+
+def _predict_in_child(model, X, queue):
+    queue.put(float(model.predict_proba(X).sum()))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_child_forked_after_a_threaded_prediction_predicts(monkeypatch):
+    # torch's OpenMP pool does not survive fork: without the guard, a child
+    # forked after a multi-threaded predict_proba hangs in its own (R5).
+    import multiprocessing
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20_000, 50))
+    y = (X[:, 0] > 0).astype(int)
+    model = CRClassifier((64, 64), max_iter=1, random_state=0).fit(X[:300], y[:300])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        expected = float(model.predict_proba(X).sum())
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_predict_in_child, args=(model, X, queue))
+        child.start()
+        child.join(60)
+        hung = child.is_alive()
+        if hung:
+            child.kill()
+        assert not hung, "the forked child hung in predict_proba"
+        assert queue.get(timeout=5) == pytest.approx(expected)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_predictions_do_not_depend_on_the_networks_mode():
+    # A client may leave module_ in training mode (an exporter restoring its
+    # wrapper's mode): predictions never apply dropout.
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = CRClassifier(**FAST).fit(X, y)
+    expected = clf.predict_proba(X)
+    clf.module_.train()
+    np.testing.assert_array_equal(clf.predict_proba(X), expected)
+    np.testing.assert_array_equal(clf.jacobian(X[:5]), clf.jacobian(X[:5]))
+    assert clf.module_.training  # put back as the client left it
+
+
+def test_a_member_models_predictions_run_in_bounded_chunks(monkeypatch):
+    # 5 members and 50 classes: each chunk's outputs for every member stay
+    # within the chunk bound, as for one network (R7).
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3_000, 6))
+    y = np.arange(3_000) % 50
+    model = CRClassifier((8,), max_iter=2, n_members=5, random_state=0).fit(X, y)
+    rows = []
+    original = model.module_.predictor
+
+    def predictor(dtype, device):
+        forward = original(dtype, device)
+
+        def recorded(x):
+            rows.append(x.shape[0])
+            return forward(x)
+
+        return recorded
+
+    monkeypatch.setattr(model.module_, "predictor", predictor)
+    proba = model.predict_proba(X)
+    assert proba.shape == (3_000, 50)
+    width = _predict.max_width(model.module_) * 5
+    assert len(rows) > 1 and max(rows) * width <= _predict.CHUNK_ELEMENTS

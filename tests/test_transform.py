@@ -254,3 +254,70 @@ def test_networks_over_the_size_bound_are_refused_before_allocating(data, params
     with pytest.raises(ValueError, match="learnable parameters.*over the bound"):
         clf.fit(*data)
     assert not hasattr(clf, "n_features_in_")
+
+
+def test_networks_over_the_bound_count_every_member_and_fold(data):
+    # Each network fits the bound; 200 members of them do not (R6).
+    clf = CRClassifier(**{**FAST, "hidden_layer_sizes": (3000, 3000), "n_members": 200})
+    with pytest.raises(ValueError, match=r"x 200 networks.*over the bound"):
+        clf.fit(*data)
+    assert not hasattr(clf, "n_features_in_")
+    # The folds of early_stopping="cv" are built at once too: 4e8 each.
+    wide = {"hidden_layer_sizes": (20_000, 20_000), "early_stopping": "cv"}
+    with pytest.raises(ValueError, match=r"x 3 networks"):
+        CRClassifier(**{**FAST, **wide}).fit(*data)
+
+
+# -- columns without spread (issue 36, R1 and R8) --------------------------------
+
+
+def _linear_task(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    return X, (X[:, 0] + X[:, 1] > 0).astype(int)
+
+
+@pytest.mark.parametrize("value", [0.1, 7.0, 1e-17, -3.3e5])
+@pytest.mark.parametrize(
+    ("estimator", "params"),
+    [
+        (CRClassifier, {}),
+        (CRClassifier, {"n_members": 3}),
+        (CROrdinalRegressor, {}),
+    ],
+)
+def test_a_constant_column_is_ignored(value, estimator, params):
+    # A constant column's rounding noise (7e-16 for 0.1) is no spread: it
+    # keeps scale 1, as StandardScaler's, and the model learns from the rest.
+    X, y = _linear_task()
+    X[:, 2] = value
+    model = estimator(random_state=0, **params).fit(X, y)
+    assert model.input_scale_[2] == 1.0
+    assert model.module_.input_scale[2].item() == 1.0
+    score = model.score(X, y)
+    assert score > 0.95 if estimator is CRClassifier else score > -0.06
+
+
+def test_a_column_constant_only_in_the_training_rows():
+    # A flag set in one row of the whole table, not in the training rows,
+    # after a StandardScaler fitted on every row: constant in training.
+    X, y = _linear_task()
+    X[:, 3] = 0.0
+    X[0, 3] = 1.0
+    Xs = StandardScaler().fit_transform(X)
+    model = CRClassifier(random_state=0).fit(Xs[1:], y[1:])
+    assert model.score(Xs[1:], y[1:]) > 0.95
+    assert np.isfinite(model.predict_proba(Xs[:1])).all()
+
+
+def test_a_huge_offset_with_a_small_spread_keeps_its_information():
+    # 1e6 + 1e-3 x: one distinct float32 value, standardised in float64 (R8).
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=600)
+    X = np.column_stack([1e6 + 1e-3 * x, rng.normal(size=600)])
+    y = (x > 0).astype(int)
+    assert len(np.unique(X[:, 0].astype(np.float32))) <= 3
+    scores = cross_val_score(CRClassifier(random_state=0), X, y, cv=3)
+    assert scores.mean() > 0.95
