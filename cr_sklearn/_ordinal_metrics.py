@@ -210,24 +210,7 @@ class OrdinalScorer:
         )
 
     def __call__(self, estimator, X, y, sample_weight=None):
-        """Score ``estimator.predict(X)`` against ``y``.
-
-        Parameters
-        ----------
-        estimator : fitted estimator
-            A classifier or ordinal regressor.
-        X : array-like of shape (n_samples, n_features)
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True labels (an ordered pandas Categorical gives their order).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
-
-        Returns
-        -------
-        score : float
-            Greater is better.
-        """
+        """Score ``estimator.predict(X)`` against ``y``."""
         y_pred = np.asarray(estimator.predict(X))
         if self.metric == "accuracy" and self.labels is None:
             # Right or wrong needs no order: any labels, strings included.

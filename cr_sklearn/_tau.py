@@ -245,32 +245,21 @@ def _response(estimator, response_method):
 def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=None):
     """Per-sample input-gradient norm of a fitted estimator, one rule for all.
 
-    The rule, the same for CR networks and every other model:
-
-    - **The input** is what the compared model reads: ``X`` for a bare
-      estimator, the input of the final step of a
-      :class:`~sklearn.pipeline.Pipeline` (so string columns never reach a
-      derivative). The refitted ``best_estimator_`` of a search and the
-      fitted model of :class:`~cr_sklearn.SelectiveClassifier` and
-      :class:`~cr_sklearn.DepthGrowth` answer for them.
-    - **The units**: the norm of sample ``i`` is ``||J_i diag(s)||_F``, ``J_i``
-      the Jacobian of the output with respect to that input and ``s_j`` the
-      standard deviation of column ``j`` in ``X`` (1 for a column with no
-      spread, as the CR estimators' standardisation does).
-    - **CR estimators** (anything with ``input_gradient_norms``) are
-      differentiated analytically, through their standardisation and input
-      encoding. **Any other estimator**: central finite differences
-      ``(f(x + h_j e_j) - f(x - h_j e_j)) / (2 h_j)`` on every column
-      (binary and one-hot ones included), ``h_j = step * s_j``, divided by
-      the step as rounded in the dtype the model reads (see Notes).
+    The norm of sample ``i`` is ``||J_i diag(s)||_F``, ``J_i`` the Jacobian of
+    the output with respect to what the model reads (``X``, or the input of a
+    pipeline's final step; a search's ``best_estimator_`` and the fitted
+    model of :class:`~cr_sklearn.SelectiveClassifier` and
+    :class:`~cr_sklearn.DepthGrowth` answer for them) and ``s_j`` the standard
+    deviation of column ``j`` in ``X`` (1 without spread). CR estimators (with
+    ``input_gradient_norms``) are differentiated analytically; any other by
+    central finite differences on every column, ``h_j = step * s_j``,
+    divided by the step as rounded in the dtype the model reads.
 
     Parameters
     ----------
     estimator : fitted estimator
-        The model, a pipeline ending in one, or a wrapper listed above.
-        Other meta-estimators are differentiated as a whole with respect to
-        their own input: put them last in a pipeline when that input has
-        non-numeric columns.
+        The model, a pipeline ending in one, or a wrapper listed above (other
+        meta-estimators are differentiated as a whole).
     X : array-like of shape (n_samples, n_features)
         Points at which the gradient is taken (what ``predict`` takes).
     response_method : {"auto", "decision_function", "log_proba", \
@@ -278,19 +267,15 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
         What is differentiated for non-CR estimators. ``"auto"``:
         ``decision_function`` if the estimator has one, else ``"log_proba"``
         (the log-odds for two classes, centred log-probabilities otherwise:
-        tau on the logit scale, like a CR network's), else ``predict``;
-        several decision scores are centred over the classes too.
-        ``"predict_proba"``: the positive class's probability for two
-        classes, all columns otherwise. CR estimators differentiate their
-        logits (centred over more than two classes) or, ordinal, their
-        latent score.
+        the logit scale, like a CR network's), else ``predict``; several
+        decision scores are centred too. ``"predict_proba"``: the positive
+        class's probability for two classes, all columns otherwise.
     step : float, default=1e-3
         Relative finite-difference step: finite, at least 1e-12.
     scale : float or array-like of shape (n_final_features,), default=None
-        The unit of each column of the final step's input. ``None``: its
-        standard deviation in ``X`` (the rule above, which tau uses). A fixed
-        scale (``1.0``: raw units) makes a sample's norm independent of the
-        batch, for per-sample signals.
+        The unit of each column of the final step's input; ``None``: its
+        standard deviation in ``X``. A fixed scale (``1.0``: raw units) makes
+        a sample's norm independent of the batch.
 
     Returns
     -------
@@ -301,12 +286,9 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
     Raises
     ------
     ValueError
-        For an unknown ``response_method`` or one asking for a missing
-        ``predict_proba``, a ``step`` that is not a finite number of at least
-        1e-12 (checked for every estimator), a ``scale`` that is not finite,
-        non-negative and one per column, non-numeric model input, or a
-        column's step lost in rounding or overflowing: standardise such a
-        column first.
+        For a bad ``response_method``, ``step`` (checked for every
+        estimator) or ``scale``, non-numeric model input, or a column's step
+        lost in rounding or overflowing (standardise such a column).
 
     See Also
     --------
@@ -315,18 +297,14 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
 
     Notes
     -----
-    Piecewise-constant models (tree ensembles) have zero gradient almost
-    everywhere: their difference quotients see a jump only within ``h_j`` of
-    a sample, so their norms and tau depend on ``step``. When every norm is
-    0, :func:`gradient_tail_ratio` returns ``nan`` with a warning.
-
-    The differences are taken in float32 when the final step's input is
-    float32 or the model refuses float64 (a float32 torch module), else in
-    float64; in float32 the relative step is at least ``eps ** (1 / 3)``
-    (about 5e-3). A model fitted on a DataFrame receives DataFrames with its
-    ``feature_names_in_``. A sparse input is differentiated in dense chunks
-    of rows, each batch handed back in its sparse format; the cost is
-    ``2 * n_features`` model evaluations per row.
+    Tree ensembles have zero gradient almost everywhere: their quotients see
+    a jump only within ``h_j`` of a sample, so their norms depend on
+    ``step``. The differences are taken in float32 when the final step's
+    input is float32 or the model refuses float64, with a relative step of
+    at least ``eps ** (1 / 3)`` (about 5e-3), else in float64. A model
+    fitted on a DataFrame receives DataFrames; a sparse input is
+    differentiated in dense chunks of rows, handed back sparse (``2 *
+    n_features`` evaluations per row).
 
     Examples
     --------
@@ -538,13 +516,11 @@ class DREGScorer:
     negate : bool, default=False
         ``True`` returns ``-tau`` so that greater is better, for selecting
         models with a low tau (sklearn's ``neg_`` convention).
-
     response_method : str, default="auto"
         What is differentiated for non-CR estimators; see
         :func:`gradient_norms`.
     step : float, default=1e-3
-        Relative finite-difference step for non-CR estimators (finite, at
-        least 1e-12); see :func:`gradient_norms`.
+        Relative finite-difference step for non-CR estimators.
 
     See Also
     --------
@@ -553,10 +529,9 @@ class DREGScorer:
 
     Notes
     -----
-    Pooling across folds: ``cross_validate(..., return_estimator=True,
+    To pool across folds: ``cross_validate(..., return_estimator=True,
     return_indices=True)``, then ``gradient_tail_ratio([gradient_norms(est,
-    X[test]) for est, test in ...])`` pools the folds' norms, each scaled by
-    its own mean.
+    X[test]) for est, test in ...])``.
 
     Examples
     --------
@@ -581,23 +556,7 @@ class DREGScorer:
         self.step = step
 
     def __call__(self, estimator, X, y=None, **kwargs):
-        """Tau (or ``-tau`` with ``negate=True``) of ``estimator`` on ``X``.
-
-        Parameters
-        ----------
-        estimator : fitted estimator
-            The model to score.
-        X : array-like of shape (n_samples, n_features)
-            Samples at which the gradients are taken.
-        y : array-like, default=None
-            Ignored; accepted for the scorer protocol.
-        **kwargs : dict
-            Ignored (e.g. ``sample_weight``).
-
-        Returns
-        -------
-        score : float
-        """
+        """Tau (or ``-tau`` with ``negate=True``) of ``estimator`` on ``X``."""
         norms = gradient_norms(
             estimator, X, response_method=self.response_method, step=self.step
         )

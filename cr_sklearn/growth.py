@@ -122,13 +122,11 @@ def first_order_signal(
 ):
     """Norm of the loss gradient at a zero-initialised expansion, per site.
 
-    For ``kind="depth"``, a zero-initialised block is inserted (in a float64
-    copy) at each position ``p`` in ``0 .. n_blocks`` in turn ("before block
-    ``p``"; ``n_blocks`` is after the last) and the norm of the gradient of
-    the data loss on ``(X, y)`` with respect to the new block's parameters
-    is returned. For ``kind="width"``, each block in turn gets ``n_units``
-    extra units with zero outgoing weights, and the norm of the gradient
-    with respect to those weights is returned.
+    For ``kind="depth"``, the norm of the gradient of the data loss on ``(X,
+    y)`` with respect to a zero-initialised block inserted (in a float64
+    copy) before block ``p``, for each ``p`` in ``0 .. n_blocks``; for
+    ``kind="width"``, with respect to the zero outgoing weights of
+    ``n_units`` units added to each block in turn.
 
     Parameters
     ----------
@@ -144,9 +142,8 @@ def first_order_signal(
         Units added per block for ``kind="width"``; the stream width by
         default.
     random_state : int, RandomState instance or None, default=None
-        Seeds the new block's inner layer. ``None`` derives the seed from the
-        estimator's own, as :func:`expand_depth` does, so the measured block
-        is the one that would be inserted.
+        Seeds the new block's inner layer; ``None`` derives it from the
+        estimator's, as :func:`expand_depth` does (the same block).
 
     Returns
     -------
@@ -300,25 +297,16 @@ def _estimator_has(attr):
 class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     """Grow a residual CR network block by block, guided by the first-order signal.
 
-    Starting from ``estimator`` as given (start shallow, e.g.
-    ``hidden_layer_sizes=(32,)``: no block), each step
-
-    1. measures :func:`first_order_signal` at every insertion position on the
-       growth-training data;
-    2. inserts a zero-initialised block at the strongest position (or, with
-       ``grow="width"``/``"auto"``, widens the block with the strongest width
-       signal), which leaves the function unchanged;
-    3. fine-tunes the expanded network (``warm_start``);
-    4. keeps the expansion only if the training loss is no worse than before
-       (the substitution rule); a rejected site is not tried again until a
-       step is kept.
-
-    Growth stops when the best signal is below ``tol``, when the validation
-    loss has not improved for ``n_iter_no_change`` kept steps, or when the
-    budget (``max_blocks`` blocks, ``max_steps`` steps) is spent. The kept
-    model with the lowest validation loss is the final one; prediction
-    methods delegate to it, and the meta-estimator follows its estimator
-    type.
+    Starting from ``estimator`` (shallow, e.g. ``hidden_layer_sizes=(32,)``),
+    each step measures :func:`first_order_signal` on the growth-training
+    data, inserts a zero-initialised block at the strongest position (or
+    widens the block with the strongest width signal), fine-tunes with
+    ``warm_start`` and keeps the expansion only if the training loss is no
+    worse (the substitution rule; a rejected site waits for a kept step).
+    Growth stops when the best signal is below ``tol``, the validation loss
+    has not improved for ``n_iter_no_change`` kept steps, or the budget is
+    spent. The kept model with the lowest validation loss is the final one;
+    prediction methods delegate to it.
 
     Parameters
     ----------
@@ -341,8 +329,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         Kept steps without a lower validation loss before growth stops.
     validation_fraction : float, default=0.2
         Fraction of the training data held out (stratified for discrete
-        targets) to measure the validation loss of each step. The networks
-        are fitted on the rest.
+        targets) for the validation loss of each step.
     random_state : int, RandomState instance or None, default=None
         Seeds the hold-out split and, when the wrapped estimator has no
         ``random_state`` of its own, the networks.
@@ -354,14 +341,12 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     estimator_ : estimator
         The selected fitted model.
     growth_history_ : list of dict
-        One entry per step (the first is the starting model): ``step``,
-        ``kind`` ("initial", "depth" or "width"), ``position`` (insertion
-        position or widened block), ``signal`` (the strongest signal),
-        ``signals`` (all of them), ``n_blocks``, ``hidden_layer_sizes``,
+        One entry per step, the starting model first: ``step``, ``kind``
+        ("initial", "depth" or "width"), ``position``, ``signal`` (the
+        strongest), ``signals``, ``n_blocks``, ``hidden_layer_sizes``,
         ``train_loss``, ``valid_loss``, ``kept``, ``n_epochs``, ``fit_time``.
     stop_reason_ : str
-        ``"signal"``, ``"validation"``, ``"budget"`` or ``"exhausted"`` (no
-        site left to try).
+        ``"signal"``, ``"validation"``, ``"budget"`` or ``"exhausted"``.
     n_blocks_ : int
         Number of residual blocks of ``estimator_``.
     classes_ : ndarray of shape (n_classes,)

@@ -117,7 +117,6 @@ def load_pima(*, return_X_y=False, as_frame=False):
     ----------
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
-
     as_frame : bool, default=False
         If True, ``data`` is a pandas DataFrame, ``target`` a pandas Series
         and ``frame`` a DataFrame holding both. Requires pandas.
@@ -125,25 +124,13 @@ def load_pima(*, return_X_y=False, as_frame=False):
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        Dictionary-like object, with the following attributes.
-
-        data : {ndarray, DataFrame} of shape (768, 8)
-            The feature matrix, float64.
-        target : {ndarray, Series} of shape (768,)
-            The class, int64: 1 if the patient tested positive for diabetes.
-        feature_names : list of str
-            The names of the feature columns.
-        target_names : ndarray of shape (2,)
-            The names of the classes, ``["negative", "positive"]``.
-        frame : DataFrame of shape (768, 9) or None
-            With ``as_frame=True``: ``data`` and the column ``"target"``.
-        DESCR : str
-            The full description of the dataset.
-        filename : str
-            The path to the bundled CSV file.
-
+        With ``data`` (768 x 8, float64), ``target`` (int64: 1 if the patient
+        tested positive for diabetes), ``feature_names``, ``target_names``
+        (``["negative", "positive"]``), ``frame`` (with ``as_frame=True``:
+        ``data`` and the column ``"target"``, else None), ``DESCR`` and
+        ``filename`` (the bundled CSV file).
     (data, target) : tuple if ``return_X_y`` is True
-        The feature matrix of shape (768, 8) and the target of shape (768,).
+        The feature matrix and the target.
 
     See Also
     --------
@@ -204,7 +191,6 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
-
     as_frame : bool, default=False
         If True, ``data`` is a pandas DataFrame, ``target`` a pandas Series
         and ``frame`` a DataFrame holding both. Requires pandas.
@@ -212,27 +198,13 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        Dictionary-like object, with the following attributes.
-
-        data : {ndarray, DataFrame} of shape (n_samples, n_features)
-            The feature matrix, float64 (with ``as_frame=True`` the
-            ``is_red`` column is int64).
-        target : {ndarray, Series} of shape (n_samples,)
-            The quality score, int64.
-        feature_names : list of str
-            The names of the feature columns.
-        target_names : ndarray of shape (1,)
-            The name of the target, ``["quality"]``.
-        frame : DataFrame of shape (n_samples, n_features + 1) or None
-            With ``as_frame=True``: ``data`` and the column ``"quality"``.
-        DESCR : str
-            The full description of the dataset.
-        filename : str or list of str
-            The path to the bundled CSV file; both paths (red, then white)
-            when ``color="both"``.
-
+        With ``data`` (float64; a DataFrame's ``is_red`` column int64),
+        ``target`` (the quality score, int64), ``feature_names``,
+        ``target_names`` (``["quality"]``), ``frame`` (with
+        ``as_frame=True``: ``data`` and the column ``"quality"``, else None),
+        ``DESCR`` and ``filename`` (both files' paths for ``"both"``).
     (data, target) : tuple if ``return_X_y`` is True
-        Two arrays (or a DataFrame and a Series with ``as_frame=True``).
+        The feature matrix and the target.
 
     See Also
     --------
@@ -393,13 +365,11 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     ----------
     data_home : str or path-like, default=None
         The data folder; see :func:`get_data_home`.
-
     subset : {"train", "dev", "test"}, default="train"
         Which split to load.
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
-
     embeddings : bool, default=False
         If True, ``data`` is the precomputed embedding matrix; else ``data``
         is the list of sentences.
@@ -407,24 +377,12 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        Dictionary-like object, with the following attributes.
-
-        data : list of str or ndarray of shape (n_samples, 384)
-            The sentences, or their embeddings when ``embeddings=True``.
-        target : ndarray of shape (n_samples,)
-            The sentiment class, int64 from 0 to 4.
-        texts : list of str
-            The sentences, always.
-        target_names : ndarray of shape (5,)
-            The names of the classes, from ``"very negative"`` to
-            ``"very positive"``.
-        DESCR : str
-            The full description of the dataset.
-        filename : str
-            The path to the CSV file read.
-
+        With ``data`` (the sentences, or their embeddings), ``target`` (the
+        sentiment class, int64 from 0 to 4), ``texts`` (the sentences),
+        ``target_names`` (``"very negative"`` to ``"very positive"``),
+        ``DESCR`` and ``filename`` (the CSV file read).
     (data, target) : tuple if ``return_X_y`` is True
-        ``data`` and ``target`` as described above.
+        ``data`` and ``target``.
 
     Raises
     ------
@@ -501,17 +459,14 @@ def load_yelp5(
     ----------
     data_home : str or path-like, default=None
         The data folder; see :func:`get_data_home`.
-
     subset : {"train", "test"}, default="train"
         Which split to load.
-
     balanced : bool, default=False
         If True, keep only the stratified sample flagged by
         ``balanced_sample`` (400 reviews per star in each split).
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
-
     embeddings : bool, default=False
         If True, ``data`` is the precomputed embedding matrix; else ``data``
         is the list of reviews.
@@ -519,33 +474,19 @@ def load_yelp5(
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        Dictionary-like object, with the following attributes.
-
-        data : list of str or ndarray of shape (n_samples, 384)
-            The reviews, or their embeddings when ``embeddings=True``.
-        target : ndarray of shape (n_samples,)
-            The number of stars, int64 from 1 to 5.
-        texts : list of str
-            The reviews, always.
-        business_category : list of str
-            The top-level Yelp category of the reviewed business.
-        balanced_sample : ndarray of shape (n_samples,)
-            1 for the reviews in the stratified sample, else 0 (int8).
-        target_names : ndarray of shape (5,)
-            ``target_names[k]`` names the class with ``k + 1`` stars.
-        DESCR : str
-            The full description of the dataset.
-        filename : str
-            The path to the CSV file read.
-
+        With ``data`` (the reviews, or their embeddings), ``target`` (the
+        stars, int64 from 1 to 5), ``texts`` (the reviews),
+        ``business_category`` (the business's top-level Yelp category),
+        ``balanced_sample`` (int8: 1 in the stratified sample),
+        ``target_names`` (``target_names[k]`` for ``k + 1`` stars), ``DESCR``
+        and ``filename`` (the CSV file read).
     (data, target) : tuple if ``return_X_y`` is True
-        ``data`` and ``target`` as described above.
+        ``data`` and ``target``.
 
     Raises
     ------
     FileNotFoundError
-        If a file needed is not in the data folder; the message says what to
-        put where.
+        If a file needed is not in the data folder (the message says what).
 
     See Also
     --------

@@ -132,9 +132,8 @@ class BaseCRNetwork(nn.Module):
         before the network would be). :meth:`input_jacobian` is with respect
         to the raw input either way.
     n_members : int or None, default=None
-        ``None``: one network. An int ``M``: ``M`` independent networks of
-        this shape in one module (the member axis, see
-        :class:`~cr_sklearn.nn.CRNetwork`).
+        ``None``: one network; an int ``M``: ``M`` networks of this shape in
+        one module (the member axis, see :class:`~cr_sklearn.nn.CRNetwork`).
 
     Attributes
     ----------

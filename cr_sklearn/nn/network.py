@@ -115,35 +115,29 @@ class CRNetwork(BaseCRNetwork):
 
     Parameters
     ----------
-    n_features : int
-        Input dimension ``d``.
-    n_outputs : int
-        Output dimension.
+    n_features, n_outputs : int
+        Input and output dimensions.
     hidden_layer_sizes : sequence of int, default=(64, 64)
         Widths of the activated layers.
     activation : str, default="poly"
-        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`; see
-        :func:`cr_sklearn.nn.make_activation`.
+        The activations' name (:data:`~cr_sklearn.nn.ACTIVATION_NAMES`).
     degree : int, default=3
-        Polynomial degree for ``activation="poly"``.
+        Their polynomial degree.
     dropout : float, default=0.0
-        Dropout probability after each activated layer (training only).
+        Dropout probability after every activated layer (training only).
     spectral_norm : bool, default=False
-        Constrain every weight matrix to spectral norm 1
-        (:func:`torch.nn.utils.parametrizations.spectral_norm`).
+        Constrain every weight matrix to spectral norm 1.
     encoded_features : int or None, default=None
-        Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after
-        the standardisation (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+        Columns of an input encoding (see the base class).
     stream_space : {"input", "encoded"}, default="input"
-        With an encoding, whether the stream differentiates by the input or
-        by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+        What the stream differentiates by (see the base class).
     n_members : int or None, default=None
         ``None``: one network. An int ``M``: ``M`` independent networks of
         this shape in one module (the member axis): every parameter has a
         leading axis of length ``M``, each layer is one batched product, and
         the standardisation and the encoding are shared. The outputs then
-        carry the member axis first (the squared norms of the stream are
-        summed over the members, so a penalty is the sum of the members').
+        carry the member axis first (the stream's squared norms are summed
+        over the members: a penalty is the sum of the members').
         :meth:`stack` builds one from single networks, :meth:`member` takes
         one out.
 

@@ -193,36 +193,28 @@ class ResidualCRNetwork(BaseCRNetwork):
 
     Parameters
     ----------
-    n_features : int
-        Input dimension ``d``.
-    n_outputs : int
-        Output dimension.
+    n_features, n_outputs : int
+        Input and output dimensions.
     hidden_layer_sizes : sequence of int, default=(64, 64)
-        Width of each activated layer. The first entry is the width of the
-        stem PolyLayer, which is also the width ``w`` of the residual stream;
-        each further entry adds one residual block whose inner PolyLayer has
-        that width. ``(64,)`` is a one-layer CR network (no block), ``(64, 64,
-        64)`` a stem and two blocks.
+        The width of the stem PolyLayer, which is the width ``w`` of the
+        residual stream, then the inner width of each residual block:
+        ``(64,)`` is a one-layer CR network, ``(64, 64, 64)`` a stem and two
+        blocks.
     activation : str, default="poly"
-        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`; see
-        :func:`cr_sklearn.nn.make_activation`.
+        The activations' name (:data:`~cr_sklearn.nn.ACTIVATION_NAMES`).
     degree : int, default=3
-        Polynomial degree for ``activation="poly"``.
+        Their polynomial degree.
     dropout : float, default=0.0
         Dropout probability after every activated layer (training only).
     spectral_norm : bool, default=False
         Spectrally normalise the stem, the blocks' inner layers and the output
         layer (not the blocks' projections back to the stream).
     encoded_features : int or None, default=None
-        Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after
-        the standardisation (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+        Columns of an input encoding (see the base class).
     stream_space : {"input", "encoded"}, default="input"
-        With an encoding, whether the stream differentiates by the input or
-        by the encoded columns (see :class:`~cr_sklearn.nn.BaseCRNetwork`).
+        What the stream differentiates by (see the base class).
     n_members : int or None, default=None
-        The member axis, as for :class:`~cr_sklearn.nn.CRNetwork`. The growth
-        methods (:meth:`make_block`, :meth:`insert_blocks`,
-        :meth:`widen_block`) need ``None``.
+        The member axis; the growth methods need ``None``.
 
     Attributes
     ----------

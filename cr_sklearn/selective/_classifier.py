@@ -138,36 +138,27 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     A cross-fitted meta-estimator around any classifier (or
     :class:`~cr_sklearn.CROrdinalRegressor`):
 
-    1. For each of the ``cv`` folds, the base estimator is fitted on the
-       other folds; its predictions and :func:`confidence_signals` are taken
-       on the held-out fold.
-    2. A combiner learns from those signals which predictions are right (a
-       logistic regression of correctness on the standardised signals; a
-       Poisson regression of the absolute error for an ordinal model). Its
-       output is the :meth:`confidence`, unless a single signal ranks the
-       out-of-fold errors better (``confidence_source_``).
-    3. With ``target_risk``, a rejection threshold is chosen on the
-       out-of-fold confidences by selection with guaranteed risk (SGR;
-       Geifman & El-Yaniv, 2017): the largest coverage whose binomial upper
-       confidence bound on the selective risk, at level ``1 - delta``, is
-       below ``target_risk``.
+    1. On each of the ``cv`` folds, the base estimator fitted on the other
+       folds gives its predictions and :func:`confidence_signals`.
+    2. A combiner learns from those which predictions are right (a logistic
+       regression of correctness on the standardised signals; a Poisson
+       regression of the absolute error for an ordinal model): the
+       :meth:`confidence`, unless a single signal ranks the out-of-fold
+       errors better (``confidence_source_``).
+    3. With ``target_risk``, selection with guaranteed risk (SGR; Geifman &
+       El-Yaniv, 2017) chooses the largest coverage whose binomial upper
+       bound on the selective risk, at level ``1 - delta``, is below it.
     4. The base estimator is refitted on all the data (``estimator_``).
-
-    :meth:`predict` and :meth:`predict_proba` are the refitted estimator's;
-    :meth:`predict_selective` also says which predictions are accepted.
 
     Parameters
     ----------
     estimator : estimator object
         A classifier with ``predict`` (and ``predict_proba`` for the
-        probability signals), e.g. :class:`~cr_sklearn.CRClassifier`, or a
-        :class:`~cr_sklearn.CROrdinalRegressor`.
+        probability signals), or a :class:`~cr_sklearn.CROrdinalRegressor`.
     signals : "auto", str or list of str, default="auto"
-        The signals to combine; see :func:`confidence_signals` (``"auto"``
-        takes every signal the fitted estimator offers).
+        The signals to combine; see :func:`confidence_signals`.
     cv : int, cross-validation generator or iterable, default=5
-        The cross-fitting splits, as in
-        :func:`~sklearn.model_selection.cross_validate`.
+        The cross-fitting splits, as in ``cross_validate``.
     target_risk : float or None, default=None
         The selective risk to guarantee: an error rate, or a mean absolute
         error in ranks for ordinal models. ``None``: every prediction is
@@ -198,31 +189,21 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ``"zero_one"`` or ``"absolute"``.
     combiner_ : Pipeline or None
         The combiner fitted on all the out-of-fold signals; ``None`` if every
-        out-of-fold loss was the same (the confidence is then the mean
-        standardised signal).
+        out-of-fold loss was the same (then the mean standardised signal).
     confidence_source_ : str
-        What :meth:`confidence` returns: ``"combined"`` or the name of the
-        signal with the lowest out-of-fold AURC, when below the combination's.
+        ``"combined"`` or the signal whose out-of-fold AURC is lower.
     cv_aurc_ : dict
-        Out-of-fold AURC of each signal and of ``"combined"`` (cross-fitted
-        over the same folds).
+        Out-of-fold AURC of each signal and of ``"combined"``.
     threshold_ : float
         Predictions with ``confidence(X) >= threshold_`` are accepted:
         ``-inf`` without ``target_risk``, ``inf`` (with a warning) when no
         threshold meets it.
-    risk_bound_ : float
-        The upper confidence bound on the selective risk at ``threshold_``
-        (``nan`` when nothing is accepted).
-    coverage_ : float
-        Share of the out-of-fold predictions accepted at ``threshold_``.
-    cv_risk_ : float
-        Their empirical selective risk (``nan`` when none is accepted).
-    cv_signals_ : ndarray of shape (n_samples, n_signals)
-        The out-of-fold signals.
-    cv_confidence_ : ndarray of shape (n_samples,)
-        The out-of-fold confidence used to choose the threshold.
-    cv_loss_ : ndarray of shape (n_samples,)
-        The out-of-fold loss of each prediction.
+    risk_bound_, coverage_, cv_risk_ : float
+        At ``threshold_``: the upper bound on the selective risk, and the
+        share and empirical risk of the out-of-fold predictions accepted
+        (``nan`` when none is).
+    cv_signals_, cv_confidence_, cv_loss_ : ndarray
+        The out-of-fold signals, confidence and loss of each sample.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -235,18 +216,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    The guarantee is exact for a model trained like the fold models (on
-    ``(cv - 1) / cv`` of the data) on new i.i.d. data; the refitted
-    ``estimator_`` is trained on more data, which usually lowers its risk.
-
-    SGR's binary search assumes that the bound falls as the threshold
-    rises; when errors sit among the most confident predictions it can stop
-    with no threshold although another would pass. For the absolute loss
-    the bound is a union of binomial bounds on ``P(loss >= t)``, each at
-    ``delta / (K - 1)``: conservative for ordinal models.
-
-    :meth:`score` returns minus the AURC of :meth:`confidence`, so that a
-    grid search over ``signals`` picks the best ranking.
+    The guarantee is exact for a model trained like the fold models on new
+    i.i.d. data; the refitted ``estimator_`` is trained on more data. SGR's
+    binary search assumes that the bound falls as the threshold rises, and
+    for the absolute loss the bound is a union of binomial bounds on
+    ``P(loss >= t)`` (conservative). :meth:`score` returns minus the AURC of
+    :meth:`confidence`, so that a grid search picks the best ranking.
 
     Examples
     --------

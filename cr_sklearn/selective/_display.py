@@ -65,11 +65,9 @@ class RiskCoverageDisplay:
 
     Parameters
     ----------
-    coverage : dict of str to ndarray
-        Coverage of each curve, by signal name (as returned by
-        :func:`~cr_sklearn.risk_coverage_curve`).
-    risk : dict of str to ndarray
-        Risk of each curve, by signal name.
+    coverage, risk : dict of str to ndarray
+        Coverage and risk of each curve, by signal name (as
+        :func:`~cr_sklearn.risk_coverage_curve` returns them).
     aurc : dict of str to float, default=None
         AURC of each curve, shown in the legend.
     oracle : tuple of (ndarray, ndarray), default=None
@@ -91,10 +89,8 @@ class RiskCoverageDisplay:
         The curve of the first signal.
     lines_ : dict of str to matplotlib Line2D
         The curve of each signal.
-    oracle_line_ : matplotlib Line2D or None
-        The oracle reference, when drawn.
-    random_line_ : matplotlib Line2D or None
-        The random reference, when drawn.
+    oracle_line_, random_line_ : matplotlib Line2D or None
+        The references, when drawn.
 
     See Also
     --------
@@ -169,10 +165,8 @@ class RiskCoverageDisplay:
             The order of the labels for ``loss="absolute"``.
         name : str, default=None
             Prefix of the legend labels (e.g. the model's name).
-        plot_oracle : bool, default=True
-            Draw the oracle ordering.
-        plot_random : bool, default=True
-            Draw the random ordering.
+        plot_oracle, plot_random : bool, default=True
+            Draw the oracle and the random ordering.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure when None.
 
@@ -248,10 +242,9 @@ class RiskCoverageDisplay:
             Forward passes of the ``"mc_dropout"`` signal.
         random_state : int, RandomState instance or None, default=0
             Seeds the ``"mc_dropout"`` signal.
-        plot_oracle : bool, default=True
-            Draw the oracle ordering of this model's predictions.
-        plot_random : bool, default=True
-            Draw the random ordering of this model's predictions.
+        plot_oracle, plot_random : bool, default=True
+            Draw the oracle and the random ordering of this model's
+            predictions.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure when None.
 
@@ -296,10 +289,9 @@ class RiskCoverageDisplay:
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure (constrained layout, room for the
             legend on the right) when None.
-        plot_oracle : bool, default=True
-            Draw the oracle ordering (when the display has it).
-        plot_random : bool, default=True
-            Draw the random ordering (when the display has it).
+        plot_oracle, plot_random : bool, default=True
+            Draw the oracle and the random ordering (when the display has
+            them).
         line_kw : dict, default=None
             Extra keyword arguments of ``Axes.plot`` for the signal curves.
 

@@ -34,24 +34,7 @@ class _AURCScorer:
         return values
 
     def __call__(self, estimator, X, y, sample_weight=None):
-        """Minus the (excess) AURC of ``estimator`` on ``(X, y)``.
-
-        Parameters
-        ----------
-        estimator : fitted estimator
-            The model to score.
-        X : array-like of shape (n_samples, n_features)
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
-
-        Returns
-        -------
-        score : float
-            ``-AURC`` (or ``-E-AURC``): greater is better.
-        """
+        """Minus the (excess) AURC of ``estimator`` on ``(X, y)``."""
         loss = _resolve_loss(estimator, self.loss)
         labels = getattr(estimator, "classes_", None) if loss == "absolute" else None
         if labels is not None and not _is_ordinal(estimator):
@@ -82,32 +65,26 @@ def make_aurc_scorer(
     """A scorer of the AURC of a confidence signal, for model selection.
 
     ``scorer(estimator, X, y)`` ranks ``estimator.predict(X)`` by the signal
-    and returns minus :func:`aurc_score` (minus :func:`eaurc_score` with
-    ``excess=True``), so that greater is better, as
-    :func:`~sklearn.model_selection.cross_validate` and
-    :class:`~sklearn.model_selection.GridSearchCV` expect. For ordinal
-    models (:class:`~cr_sklearn.CROrdinalRegressor`) the risk is the
-    absolute error in ranks, positions in the estimator's ``classes_``.
-    ``cr_sklearn.neg_aurc_scorer`` is ``make_aurc_scorer()``, ready made.
+    and returns minus :func:`aurc_score` (or :func:`eaurc_score`): greater is
+    better, as model selection expects. For ordinal models the risk is the
+    absolute error in ranks. ``cr_sklearn.neg_aurc_scorer`` is
+    ``make_aurc_scorer()``.
 
     Parameters
     ----------
     signal : str or callable, default="max_proba"
-        A signal of :func:`confidence_signals` (e.g. ``"max_proba"``,
-        ``"input_sensitivity"``, ``"confidence"`` for a
-        :class:`SelectiveClassifier`), or a callable ``signal(estimator, X)``
-        returning one confidence per sample (higher = trusted more).
+        A signal of :func:`confidence_signals`, or a callable
+        ``signal(estimator, X)`` returning one confidence per sample.
     excess : bool, default=False
-        Score the excess over the oracle ordering (E-AURC), which does not
-        reward a lower error rate by itself.
+        Score the excess over the oracle ordering (E-AURC).
     loss : {"auto", "zero_one", "absolute"}, default="auto"
         The per-sample loss; ``"auto"`` is ``"absolute"`` for ordinal
-        models and ``"zero_one"`` otherwise.
+        models.
     n_passes : int, default=30
         Forward passes of the ``"mc_dropout"`` signal.
     random_state : int, RandomState instance or None, default=0
-        Seeds the ``"mc_dropout"`` signal (fixed by default, so that a
-        model's score does not change between calls).
+        Seeds the ``"mc_dropout"`` signal (fixed: a model's score does not
+        change between calls).
 
     Returns
     -------

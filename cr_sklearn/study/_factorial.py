@@ -150,8 +150,7 @@ def factorial_study(
     Parameters
     ----------
     datasets : list of str or dict of str to (X, y)
-        Names understood by the command line (``"pima"``, ``"wine-red"``,
-        ``"wine-white"``, ``"breast-cancer"``, ``"digits"``) or arrays.
+        Names of :func:`load_study_dataset` or arrays.
     activations : sequence of str, default=("poly", "relu", "gelu", "tanh", "swish")
         Values of the estimator's ``activation``.
     regularizers : list of str or dict of str to dict, default=None
@@ -177,13 +176,8 @@ def factorial_study(
         Test share of each split.
     scoring : str, callable, list or dict, default="accuracy"
         As in :func:`data_fraction_study`.
-    n_jobs : int, default=None
-        Parallel fits (joblib's current backend, Dask included).
-    n_threads : int or None, default=1
-        Torch threads per fit (every ``n_threads`` parameter) and the limit
-        of BLAS/OpenMP threads during each fit.
-    verbose : int, default=0
-        Verbosity of joblib.
+    n_jobs, n_threads, verbose : int or None
+        As in :func:`data_fraction_study` (defaults None, 1 and 0).
     progress : bool, "auto" or "lines", default="auto"
         A progress bar over the fits, as in :func:`data_fraction_study`.
 

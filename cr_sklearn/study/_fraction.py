@@ -62,47 +62,37 @@ def data_fraction_study(
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
-        Class labels. An ordered pandas Categorical (or a Series of one)
-        reaches the estimators and the scorers as such, so that ordinal
-        models and :func:`cr_sklearn.get_ordinal_scorer` read the order of
-        its categories; string labels otherwise have no order, and ordinal
-        models and scorers ask for it (``classes=``, ``labels=``).
+        Class labels. An ordered pandas Categorical reaches the estimators
+        and the scorers as such (ordinal models and scorers read its order).
     fractions : sequence of float in (0, 1], default=(0.05, 0.1, 0.25, 0.5, 1.0)
         Fractions of each training fold to fit on.
     cv : int, cross-validation generator or None, default=None
         ``None``: ``RepeatedStratifiedKFold(n_splits=5, n_repeats=5,
-        random_state=random_state)``. An int ``k``: ``StratifiedKFold(k)``.
-        Splitters with an ``n_repeats`` attribute give the ``repeat`` and
-        ``fold`` columns of the records.
+        random_state=random_state)``; an int ``k``: ``StratifiedKFold(k)``.
+        A splitter's ``n_repeats`` gives the records' ``repeat`` and ``fold``.
     scoring : str, callable, list of str or dict, default="accuracy"
-        Any scikit-learn scoring: a scorer name, a callable
-        ``scorer(estimator, X, y) -> float`` (such as
-        :class:`cr_sklearn.DREGScorer`), a list of names or a dict of name
-        to scorer or name. ``None`` uses each estimator's ``score``.
+        Any scikit-learn scoring (a name, a callable ``scorer(estimator, X,
+        y)`` such as :class:`cr_sklearn.DREGScorer`, a list or a dict);
+        ``None`` uses each estimator's ``score``.
     n_jobs : int, default=None
-        Parallel tasks (joblib; ``-1`` for all cores). The backend is
-        joblib's current one: wrap the call in
-        ``joblib.parallel_config(backend="dask")`` to run on a Dask cluster.
+        Parallel tasks, on joblib's current backend (Dask included).
     random_state : int, default=0
-        Seeds the default splitter, the subsamples (from ``(random_state,
-        split)``) and every estimator parameter ``random_state`` left at
-        ``None`` (the same seed for every model and fraction of a split).
-        Results do not depend on ``n_jobs`` or the joblib backend.
+        Seeds the default splitter, the subsamples and every estimator
+        parameter ``random_state`` left at ``None`` (the same for every model
+        and fraction of a split): results do not depend on ``n_jobs`` or the
+        backend.
     n_threads : int or None, default=1
-        Value given to every estimator parameter named ``n_threads`` (also
-        nested, such as ``step__n_threads``), and the limit of the BLAS and
-        OpenMP thread pools during each task (``threadpoolctl``), so that
-        parallel workers do not oversubscribe the cores whatever the joblib
-        backend. ``None`` leaves estimators and thread pools as they are.
+        Given to every estimator parameter named ``n_threads`` (nested ones
+        too), and the limit of the BLAS and OpenMP thread pools during each
+        task, so that parallel workers do not oversubscribe the cores.
+        ``None`` leaves both as they are.
     verbose : int, default=0
         Verbosity of joblib.
     progress : bool, "auto" or "lines", default="auto"
-        A tqdm progress bar over the fits, with the time left estimated from
-        the completed fits. ``"auto"``: in a terminal or a Jupyter notebook
-        (with tqdm installed), nothing in a pipe or a log. ``True`` needs
-        tqdm (the ``study`` extra), checked before any fit. ``"lines"``:
-        plain lines on standard error, after the first fit and then every
-        30 seconds or so.
+        A tqdm progress bar over the fits with the time left. ``"auto"``: in
+        a terminal or a notebook (with tqdm), nothing in a pipe. ``True``
+        needs tqdm, checked before any fit. ``"lines"``: plain lines on
+        standard error every 30 seconds or so.
 
     Returns
     -------
@@ -112,19 +102,12 @@ def data_fraction_study(
     Notes
     -----
     Fits write nothing to disk. ``ConvergenceWarning`` is silenced inside
-    the fits (small subsamples routinely stop iterative solvers early); each
-    distinct other warning is shown once, after the fits, with the number of
-    fits that raised it. To use a Dask cluster::
+    the fits; each other warning is shown once, after them, with its count.
+    On a Dask cluster (workers started with ``--nthreads 1``, cr_sklearn
+    installed)::
 
-        from dask.distributed import Client
-        import joblib
-
-        client = Client("tcp://scheduler:8786")
         with joblib.parallel_config(backend="dask"):
             result = data_fraction_study(models, X, y, n_jobs=-1)
-
-    Start the workers with one thread each (``dask worker ADDRESS
-    --nthreads 1``) and install cr_sklearn on them.
 
     Examples
     --------
