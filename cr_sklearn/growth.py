@@ -695,7 +695,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             True targets.
         sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
+            Weights of the test samples.
 
         Returns
         -------

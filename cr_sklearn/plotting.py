@@ -332,21 +332,20 @@ class GradientNormDisplay:
         name : str, default=None
             Legend label; the class name (of a pipeline's last step) by default.
         q : float, default=99
-            Percentile of the tail.
+            Percentile of the tail (tau's numerator).
         normalize : bool, default=True
-            Divide the norms by their mean.
+            Draw the norms over their mean.
         response_method : str, default="auto"
-            What is differentiated for non-CR estimators; see
-            :func:`~cr_sklearn.gradient_norms`.
+            For non-CR estimators, as in :func:`~cr_sklearn.gradient_norms`.
         ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure when None.
+            Where to draw (a new figure when None).
         **hist_kw : dict
-            Extra keyword arguments of ``Axes.hist``.
+            Passed to ``Axes.hist``.
 
         Returns
         -------
         display : GradientNormDisplay
-            The plotted display.
+            The display, drawn.
         """
         return cls.from_estimators(
             {name or _model_name(estimator): estimator},

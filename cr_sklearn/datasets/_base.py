@@ -188,7 +188,6 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
         Which wines to load. ``"both"`` stacks the red wines and then the
         white wines, and appends a feature ``is_red`` (1 for red, 0 for
         white) as the last column.
-
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     as_frame : bool, default=False
@@ -367,12 +366,11 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
         The data folder; see :func:`get_data_home`.
     subset : {"train", "dev", "test"}, default="train"
         Which split to load.
-
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     embeddings : bool, default=False
-        If True, ``data`` is the precomputed embedding matrix; else ``data``
-        is the list of sentences.
+        If True, ``data`` is the precomputed embedding matrix, not the
+        sentences.
 
     Returns
     -------
@@ -464,12 +462,10 @@ def load_yelp5(
     balanced : bool, default=False
         If True, keep only the stratified sample flagged by
         ``balanced_sample`` (400 reviews per star in each split).
-
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     embeddings : bool, default=False
-        If True, ``data`` is the precomputed embedding matrix; else ``data``
-        is the list of reviews.
+        If True, ``data`` holds the reviews' precomputed embeddings.
 
     Returns
     -------

@@ -344,7 +344,7 @@ class BaseCRNetwork(nn.Module):
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_features)
-            Raw input.
+            Raw input, as :meth:`forward` takes it.
 
         Returns
         -------

@@ -98,12 +98,12 @@ class _Activation(nn.Module):
         Parameters
         ----------
         z : torch.Tensor
-            Pre-activations; the last axis runs over neurons.
+            Pre-activations, a neuron per entry of the last axis.
 
         Returns
         -------
         torch.Tensor
-            ``phi'(z)``, of the shape of ``z``.
+            The slope at ``z``, of its shape.
         """
         return self._value_and_slope(z, None)[1]
 

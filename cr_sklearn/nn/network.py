@@ -177,7 +177,7 @@ class CRNetwork(BaseCRNetwork):
         Returns
         -------
         torch.Tensor of shape (batch, n_outputs)
-            The network output.
+            The network output (member-first with a member axis).
         """
         h = self.transform_input(x)
         overwrite = not (torch.is_grad_enabled() or tracing())
@@ -205,12 +205,12 @@ class CRNetwork(BaseCRNetwork):
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_features)
-            Raw input.
+            Raw input, of any dtype and device (a plan for each).
 
         Returns
         -------
         torch.Tensor of shape (batch, n_outputs)
-            The network output.
+            What :meth:`forward` returns, without a graph.
         """
         return self.predictor(x.dtype, x.device)(x)
 

@@ -84,7 +84,7 @@ class RMSNorm(nn.Module):
         Parameters
         ----------
         h : torch.Tensor of shape (batch, width)
-            Input.
+            The point of the Jacobian.
         tangents : torch.Tensor of shape (batch, k, width)
             ``k`` tangent vectors per sample (rows).
 
@@ -385,7 +385,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         Returns
         -------
         torch.Tensor of shape (batch, n_outputs)
-            The network output.
+            The output layer's, after the stem and the blocks.
         """
         h = self._dropped(self.stem_activation(self.stem(self.transform_input(x))))
         for block in self.blocks:

@@ -304,9 +304,9 @@ def eaurc_score(
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     loss : {"zero_one", "absolute"}, default="zero_one"
-        The per-sample loss; see :func:`risk_coverage_curve`.
+        The per-sample loss, as for :func:`aurc_score`.
     labels : array-like of shape (n_classes,), default=None
-        The order of the labels for ``loss="absolute"``.
+        The labels' order for ``loss="absolute"``.
 
     Returns
     -------

@@ -101,7 +101,7 @@ def make_aurc_scorer(
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import cross_validate
     >>> from cr_sklearn import make_aurc_scorer
-    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> X, y = make_classification(n_samples=150, random_state=1)
     >>> scores = cross_validate(
     ...     LogisticRegression(), X, y, cv=3,
     ...     scoring={"accuracy": "accuracy", "neg_aurc": make_aurc_scorer()})
