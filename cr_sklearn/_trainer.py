@@ -165,23 +165,25 @@ class FiniteGuard(Callback):
         self.snapshots_ = [state, state]
         self.failures_ = 0
         self.consecutive_ = 0
+        # The optimizer's parameters, listed once: walking the module tree
+        # at every step costs as much as a small network's step.
+        self.params_ = [p for g in net.optimizer_.param_groups for p in g["params"]]
 
     @property
     def last_good_(self):
         return self.snapshots_[1]
 
-    def on_grad_computed(self, net, named_parameters, **kwargs):
-        grads = [p.grad for _, p in named_parameters if p.grad is not None]
+    def on_grad_computed(self, net, **kwargs):
+        grads = [p.grad for p in self.params_ if p.grad is not None]
         if not all_finite(grads):
             # No update from this step: the optimizer skips gradient-less
             # parameters.
-            for _, p in net.get_all_learnable_params():
+            for p in self.params_:
                 p.grad = None
             net.history.record_batch("skipped", 1)
 
-    @staticmethod
-    def _divergence(net):
-        if not all_finite([p for _, p in net.get_all_learnable_params()]):
+    def _divergence(self, net):
+        if not all_finite(self.params_):
             return "non-finite parameters"
         row = net.history[-1]
         train = [b for b in row["batches"] if "train_loss" in b]
