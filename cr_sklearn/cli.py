@@ -334,13 +334,11 @@ def _shown(path):
 def _check_out(folder, names, inputs=()):
     """Fail before any fit if ``names`` cannot be written into ``folder``.
 
-    Existing files of these names are replaced, as every run does, unless one
-    of them is among ``inputs`` (the files the run reads) or is a symbolic
-    link (followed, it would overwrite whatever it points to; a dangling one
-    would create its target). Writability is tried, not inferred from
-    permission bits (root passes ``os.access`` for ``/proc``): the missing
-    folders are created, a probe file is written and removed, and the
-    folders created for it are removed again.
+    Existing files of these names are replaced, unless one is among
+    ``inputs`` (the files the run reads) or a symbolic link (it would write
+    through). Writability is tried, not inferred from permission bits (root
+    passes ``os.access`` for ``/proc``): a probe file is written and removed,
+    and the folders created for it removed again.
     """
     if not os.fspath(folder):
         raise ValueError("--out is empty: name the folder to write into.")
@@ -419,12 +417,9 @@ def _same_file(target, source):
 
 
 def _write(out, name, write):
-    """Write ``out / name`` through ``write(path)``: a new file, never a link.
-
-    The content goes to a temporary file in the same folder first, which
-    then replaces ``name``: a link made there since the check is replaced,
-    not followed, and an interrupted run leaves the old file whole.
-    """
+    """Write ``out / name`` through ``write(path)`` to a temporary file that
+    then replaces it: a link made since the check is replaced, not followed,
+    and an interrupted run leaves the old file whole."""
     target = out / name
     if target.is_symlink():
         raise ValueError(

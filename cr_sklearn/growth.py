@@ -1,28 +1,17 @@
 r"""Function-preserving growth of residual CR networks.
 
-A fitted estimator with ``architecture="residual"`` can be deepened by
-inserting a residual block ``h -> h + U phi(W RMSNorm(h))`` whose projection
-``U`` starts at zero: the expanded network computes exactly the old function
-(the "jumpboard"), and training continues with ``warm_start=True``.
-
-At ``U = 0`` the gradient of the loss with respect to the new block is
+A residual block ``h -> h + U phi(W RMSNorm(h))`` inserted with ``U = 0``
+leaves the network's function unchanged (the trained model is the
+"jumpboard"); training continues with ``warm_start=True``. At ``U = 0`` the
+only non-zero gradient of the block is
 
 .. math:: \nabla_U L = \frac1n \sum_i \frac{\partial \ell_i}{\partial h_i}\,
           \phi(W\,\mathrm{RMSNorm}(h_i))^\top ,
 
-the cross-covariance of the back-propagated loss gradient at the insertion
-point with the block's activations (every other gradient of the block
-vanishes). Its norm is the *first-order signal*: when it is zero, depth does
-not help to first order. :func:`first_order_signal` measures it at every
-candidate position, :func:`expand_depth` inserts blocks, :func:`expand_width`
-adds zero-initialised units to a block, and :class:`DepthGrowth` grows a
-network step by step, keeping a step only if the training loss is no worse
-(the substitution rule).
-
-In a residual estimator, ``hidden_layer_sizes`` lists the stem width (the
-residual stream's) and then the inner width of each block; the expansion
-functions update it, so ``clone`` of a grown estimator builds a network of
-the same final size.
+whose norm, the *first-order signal*, says whether depth helps to first
+order. In a residual estimator ``hidden_layer_sizes`` is the stem width,
+then each block's inner width; the expansions update it, so that ``clone``
+builds the grown size.
 """
 
 import copy
@@ -77,8 +66,9 @@ def _check_residual(estimator):
 
 
 def _block_seed(estimator, network, kind, index, random_state):
-    """Seed of a new block, from the estimator's seed and the site: the block
-    :func:`first_order_signal` measures is the one :func:`expand_depth` adds."""
+    """Seed of a new block from the estimator's seed and the site (the block
+    :func:`first_order_signal` measures is the one :func:`expand_depth` adds).
+    """
     if random_state is None:
         base = int(getattr(estimator, "_seed", 0))
     else:
@@ -122,12 +112,6 @@ def first_order_signal(
 ):
     """Norm of the loss gradient at a zero-initialised expansion, per site.
 
-    For ``kind="depth"``, the norm of the gradient of the data loss on ``(X,
-    y)`` with respect to a zero-initialised block inserted (in a float64
-    copy) before block ``p``, for each ``p`` in ``0 .. n_blocks``; for
-    ``kind="width"``, with respect to the zero outgoing weights of
-    ``n_units`` units added to each block in turn.
-
     Parameters
     ----------
     estimator : fitted CR estimator with ``architecture="residual"``
@@ -137,7 +121,9 @@ def first_order_signal(
     y : array-like of shape (n_samples,)
         Targets.
     kind : {"depth", "width"}, default="depth"
-        Expansion to measure.
+        A block inserted (in a float64 copy) before block ``p``, for ``p`` in
+        ``0 .. n_blocks``, or ``n_units`` units with zero outgoing weights
+        added to each block.
     n_units : int, optional
         Units added per block for ``kind="width"``; the stream width by
         default.
@@ -148,7 +134,8 @@ def first_order_signal(
     Returns
     -------
     signal : ndarray of shape (n_blocks + 1,) for depth, (n_blocks,) for width
-        ``signal[p]`` for position (or block) ``p``.
+        The norm of the data loss's gradient with respect to the new
+        parameters, per site.
 
     Examples
     --------
@@ -195,10 +182,9 @@ def first_order_signal(
 def expand_depth(
     estimator, *, position, n_blocks=1, inner_width=None, random_state=None
 ):
-    """Insert zero-initialised residual blocks into a fitted residual estimator.
+    """Insert zero-initialised (identity) residual blocks into a fitted estimator.
 
-    The new blocks start as the identity, so predictions are unchanged (up
-    to float rounding). Training continues with
+    Predictions are unchanged (up to float rounding); continue training with
     ``expanded.set_params(warm_start=True).fit(X, y)``.
 
     Parameters
@@ -206,21 +192,19 @@ def expand_depth(
     estimator : fitted CR estimator with ``architecture="residual"``
         It is not modified.
     position : int
-        Insert before block ``position``, in ``0 .. n_blocks`` (``n_blocks``:
-        after the last block, just before the output layer).
+        Insert before block ``position``, in ``0 .. n_blocks``.
     n_blocks : int, default=1
         Number of blocks inserted there.
     inner_width : int, optional
         Inner width of the new blocks; the stream width by default.
     random_state : int, RandomState instance or None, default=None
-        Seeds the new blocks' inner layers; ``None`` derives the seed from
-        the estimator's, like :func:`first_order_signal`.
+        Seeds the new blocks; ``None`` derives the seed from the estimator's.
 
     Returns
     -------
     expanded : estimator
-        A deep copy with the new blocks, a fresh optimizer, and
-        ``hidden_layer_sizes`` describing the new architecture.
+        A deep copy with the new blocks, a fresh optimizer and the new
+        ``hidden_layer_sizes``.
 
     Examples
     --------
@@ -256,14 +240,14 @@ def expand_depth(
 def expand_width(estimator, *, block, n_units=None, random_state=None):
     """Add zero-initialised units to one block of a fitted residual estimator.
 
-    The new units' outgoing weights are zero, so predictions are unchanged.
+    Their outgoing weights are zero, so predictions are unchanged.
 
     Parameters
     ----------
     estimator : fitted CR estimator with ``architecture="residual"``
-        It is not modified. Not available with ``spectral_norm=True``.
+        It is not modified; not with ``spectral_norm=True``.
     block : int
-        Index of the block to widen, in ``0 .. n_blocks - 1``.
+        The block to widen, in ``0 .. n_blocks - 1``.
     n_units : int, optional
         Units to add; the stream width by default.
     random_state : int, RandomState instance or None, default=None

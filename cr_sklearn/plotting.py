@@ -209,11 +209,10 @@ class ActivationDisplay:
         self : ActivationDisplay
             With ``ax_``, ``axes_``, ``figure_`` and ``lines_`` set.
         """
-        plt = _pyplot()
         n_rows = len(self.grids)
         n_cols = max([len(n) for n in self.neurons] + [1])
         if ax is None:
-            _, ax = plt.subplots(
+            _, ax = _pyplot().subplots(
                 max(n_rows, 1),
                 n_cols,
                 figsize=(1.6 * n_cols + 0.6, 1.5 * max(n_rows, 1) + 0.5),
@@ -225,8 +224,7 @@ class ActivationDisplay:
             raise ValueError(
                 f"ax must hold at least ({n_rows}, {n_cols}) axes, got {ax.shape}."
             )
-        kw = {"linewidth": 1.2}
-        kw.update(line_kw or {})
+        kw = {"linewidth": 1.2, **(line_kw or {})}
         self.lines_ = []
         for row in range(ax.shape[0]):
             lines = []
@@ -430,24 +428,19 @@ class GradientNormDisplay:
             self.taus_[name] = gradient_tail_ratio(norms, q=self.q)
             mean = norms.mean()
             scaled[name] = norms / mean if self.normalize and mean > 0 else norms
-        kw = {"histtype": "stepfilled", "alpha": 0.35}
-        kw.update(hist_kw)
+        kw = {"histtype": "stepfilled", "alpha": 0.35, **hist_kw}
         # Shared bins: the same bar width for every model keeps heights comparable.
         kw["bins"] = np.histogram_bin_edges(
             np.concatenate(list(scaled.values())), bins=kw.get("bins", 30)
         )
         for i, (name, shown) in enumerate(scaled.items()):
-            tau = self.taus_[name]
-            color = f"C{i}"
-            _, _, patches = ax.hist(
-                shown, color=color, label=f"{name} (tau={tau:.2f})", **kw
+            label, color = f"{name} (tau={self.taus_[name]:.2f})", f"C{i}"
+            self.patches_[name] = list(
+                ax.hist(shown, color=color, label=label, **kw)[2]
             )
-            self.patches_[name] = list(patches)
-            centre = shown.mean()
-            tail = np.percentile(shown, self.q)
             self.lines_[name] = (
-                ax.axvline(centre, color=color, linestyle="--", linewidth=1),
-                ax.axvline(tail, color=color, linestyle=":", linewidth=1.5),
+                ax.axvline(shown.mean(), color=color, linestyle="--", linewidth=1),
+                ax.axvline(np.percentile(shown, self.q), color=color, ls=":", lw=1.5),
             )
         ax.set_xlabel(
             "input-gradient norm / mean" if self.normalize else "input-gradient norm"
@@ -459,12 +452,8 @@ class GradientNormDisplay:
         else:
             ax.set_title(f"tau = p{self.q:g}/mean (dashed: mean, dotted: p{self.q:g})")
         # Outside the axes: the histograms fill the data area.
-        ax.legend(
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            fontsize="small",
-            borderaxespad=0.0,
-        )
+        right = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0}
+        ax.legend(fontsize="small", **right)
         self.ax_ = ax
         self.figure_ = ax.figure
         return self

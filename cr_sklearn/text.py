@@ -397,13 +397,8 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             _SHARDS_READ.clear()
 
     # -- internals ---------------------------------------------------------
-    def _model_spec(self):
-        model_id, source, local_only = _resolve_model(self.model)
-        return model_id, source, local_only, resolve_device(self.device)
-
     def _get_model(self):
-        model_id, source, local_only, device = self._model_spec()
-        return _load_model(model_id, source, local_only, device)
+        return _load_model(*_resolve_model(self.model), resolve_device(self.device))
 
     def _dimension(self):
         model_id = _resolve_model(self.model)[0]
@@ -411,17 +406,6 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
             if model_id not in _DIMENSIONS:
                 self._get_model()
             return _DIMENSIONS[model_id]
-
-    def _encode(self, texts):
-        model = self._get_model()
-        vectors = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-            normalize_embeddings=self.normalize,
-        )
-        return np.asarray(vectors, dtype=np.float32)
 
     def _embed(self, texts):
         digests = [_digest(t) for t in texts]
@@ -441,7 +425,14 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                     todo[d] = t
             found = {d: store[d] for d in digests if d in store}
             if todo:
-                fresh = self._encode(list(todo.values()))
+                fresh = self._get_model().encode(
+                    list(todo.values()),
+                    batch_size=self.batch_size,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                    normalize_embeddings=self.normalize,
+                )
+                fresh = np.asarray(fresh, dtype=np.float32)
                 found.update(zip(todo, fresh, strict=True))
                 if use_cache:
                     _store_insert(store_key, list(todo), list(fresh))
@@ -449,10 +440,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                         _write_shard(folder, list(todo), fresh)
             dim = len(next(iter(found.values())))
             _DIMENSIONS.setdefault(model_id, dim)
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, d in enumerate(digests):
-            out[i] = found[d]
-        return out
+        return np.array([found[d] for d in digests], dtype=np.float32).reshape(-1, dim)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

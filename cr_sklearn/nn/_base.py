@@ -504,17 +504,7 @@ class BaseCRNetwork(nn.Module):
             The Jacobian, one matrix per sample; ``width`` is
             ``stream_width`` with an encoded stream, else ``n_features``.
         """
-        if not self._stream_encoded:
-            return self.input_jacobian(x, mode=mode)
-        if mode == "auto":
-            mode = "reverse" if self.n_outputs < self.input_width else "forward"
-        if mode == "forward":
-            return self._forward_stream(
-                x, "exact", derivatives=False, rows=None, encoded=True
-            ).jacobians[-1]
-        if mode == "reverse":
-            return self._reverse_jacobian(self.transform_input(x))
-        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
+        return self._jacobian(x, mode, encoded=self._stream_encoded)
 
     def input_jacobian(self, x, *, mode="auto"):
         """Jacobian of the output with respect to the raw input.
@@ -534,13 +524,24 @@ class BaseCRNetwork(nn.Module):
         torch.Tensor of shape (batch, n_outputs, n_features)
             ``d output / d x`` for each sample.
         """
+        return self._jacobian(x, mode, encoded=False)
+
+    def _jacobian(self, x, mode, encoded):
+        # ``encoded``: by the encoded columns (stream_space="encoded").
+        width = self.input_width if encoded else self.n_features
         if mode == "auto":
-            mode = "reverse" if self.n_outputs < self.n_features else "forward"
+            mode = "reverse" if self.n_outputs < width else "forward"
         if mode == "forward":
             jac = self._forward_stream(
-                x, "exact", derivatives=False, rows=None, encoded=False
+                x, "exact", derivatives=False, rows=None, encoded=encoded
             ).jacobians[-1]
-        elif mode == "reverse":
+        elif mode != "reverse":
+            raise ValueError(
+                f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"
+            )
+        elif encoded:
+            return self._reverse_jacobian(self.transform_input(x))
+        else:
             folded = self._folded_input_jacobian(x)
             if folded is not None:
                 return folded
@@ -552,8 +553,4 @@ class BaseCRNetwork(nn.Module):
                 # and the slopes the pull-back needs.
                 h, slope = self.encoding.forward_and_slope(h)
                 jac = self.encoding.pullback(self._reverse_jacobian(h), slope)
-        else:
-            raise ValueError(
-                f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}"
-            )
-        return jac / self.input_scale
+        return jac if encoded else jac / self.input_scale

@@ -313,12 +313,9 @@ class RiskCoverageDisplay:
         if ax is None:
             _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
         # Reference lines already on the axes (from another model's display).
-        n_before = sum(
-            1 for line in ax.lines if line.get_gid() == "risk_coverage_oracle"
-        )
+        n_before = sum(line.get_gid() == "risk_coverage_oracle" for line in ax.lines)
         names = _ORDINAL_LABELS if self.loss == "absolute" else {}
-        kw = {"linewidth": 1.8}
-        kw.update(line_kw or {})
+        kw = {"linewidth": 1.8, **(line_kw or {})}
         self.lines_ = {}
         for key, coverage in self.coverage.items():
             x, y = _dense(np.asarray(coverage), np.asarray(self.risk[key]))
@@ -328,25 +325,16 @@ class RiskCoverageDisplay:
             (self.lines_[key],) = ax.plot(x, y, label=self._label(text), **kw)
         self.line_ = next(iter(self.lines_.values()))
         greys = ["0.15", "0.45", "0.6", "0.75"]
-        grey = greys[min(n_before, len(greys) - 1)]
+        ref = {"color": greys[min(n_before, len(greys) - 1)], "linewidth": 1.2}
         self.oracle_line_ = self.random_line_ = None
         if plot_oracle and self.oracle is not None:
             cov, risk = (np.asarray(v) for v in self.oracle)
-            x, y = _dense(cov, risk)
-            text = f"oracle (AURC {_area(cov, risk * cov):.3g})"
-            (self.oracle_line_,) = ax.plot(
-                x, y, color=grey, linestyle="--", linewidth=1.2, label=self._label(text)
-            )
+            text = self._label(f"oracle (AURC {_area(cov, risk * cov):.3g})")
+            (self.oracle_line_,) = ax.plot(*_dense(cov, risk), "--", label=text, **ref)
             self.oracle_line_.set_gid("risk_coverage_oracle")
         if plot_random and self.random_risk is not None:
-            text = f"random (AURC {self.random_risk:.3g})"
-            self.random_line_ = ax.axhline(
-                self.random_risk,
-                color=grey,
-                linestyle=":",
-                linewidth=1.2,
-                label=self._label(text),
-            )
+            text = self._label(f"random (AURC {self.random_risk:.3g})")
+            self.random_line_ = ax.axhline(self.random_risk, ls=":", label=text, **ref)
             self.random_line_.set_gid("risk_coverage_random")
         ax.set_xlim(0.0, 1.0)
         ax.set_ylim(bottom=0.0)

@@ -22,20 +22,12 @@ from ._metrics import _check_loss_option, _positions
 __all__ = ["confidence_signals"]
 
 #: Names of the signals :func:`confidence_signals` computes.
-SIGNALS = (
-    "max_proba",
-    "margin",
-    "input_sensitivity",
-    "input_distance",
-    "mc_dropout",
-    "member_disagreement",
-    "gradient_norm",
-    "confidence",
+SIGNALS = tuple(
+    "max_proba margin input_sensitivity input_distance mc_dropout "
+    "member_disagreement gradient_norm confidence".split()
 )
 _CR_SIGNALS = SIGNALS[2:6]  # input_sensitivity to member_disagreement
-# Rows per forward pass of the MC-dropout network (bounded memory).
-
-_MC_CHUNK_ROWS = 4096
+_MC_CHUNK_ROWS = 4096  # rows per forward pass of the MC-dropout network
 
 
 def _final_step(estimator):
