@@ -1,13 +1,9 @@
 """The estimators' HTML diagram: readable fitted ``net_`` and ``module_`` (private).
 
-scikit-learn (1.8+) lists the fitted attributes in the diagram, each value
-through ``reprlib`` cut to 30 characters: the multi-line reprs of the skorch
-net and of the torch module come out as garbled fragments. They are shown as
-one-line summaries instead (how many epochs, on which device; the hidden
-sizes and the number of parameters).
-
-No documentation link (``_doc_link_module``, ``_doc_link_template``) is set:
-the project records no documentation URL in ``setup.cfg`` yet.
+scikit-learn (1.8+) lists the fitted attributes in the diagram through
+``reprlib``, cut to 30 characters: the skorch net and the torch module are
+shown as one-line summaries instead. No documentation link is set: the
+project records no documentation URL yet.
 """
 
 __all__ = []

@@ -1,12 +1,9 @@
 """The ``cr-sklearn`` command: argument parsing only; the work is in the library.
 
-Sub-commands:
-
-- ``cr-sklearn study``: data-fraction study (CV scores on nested training
-  subsamples), CR against the baselines; writes CSV, PNG and Markdown.
-- ``cr-sklearn evaluate``: the same at 100% of the training folds only.
-- ``cr-sklearn factorial``: activations x regularisers x datasets x seeds
-  under clean and messy conditions.
+``cr-sklearn study`` (a data-fraction study of CR against the baselines,
+written as CSV, PNG and Markdown), ``cr-sklearn evaluate`` (the same at 100%
+of the training folds) and ``cr-sklearn factorial`` (activations x
+regularisers x datasets x seeds, clean and messy).
 """
 
 import argparse

@@ -91,11 +91,14 @@ def _table(caller, values, feature_names, target_column, return_X_y, as_frame, *
             frame["is_red"] = frame["is_red"].astype(np.int64)
         frame[target_column] = target
         data, target = frame[feature_names], frame[target_column]
-    if return_X_y:
-        return data, target
-    return Bunch(
-        data=data, target=target, frame=frame, feature_names=feature_names, **bunch
+    return _answer(
+        return_X_y, data, target, frame=frame, feature_names=feature_names, **bunch
     )
+
+
+def _answer(return_X_y, data, target, **bunch):
+    """``(data, target)`` with ``return_X_y``, else a Bunch of them and more."""
+    return (data, target) if return_X_y else Bunch(data=data, target=target, **bunch)
 
 
 def load_pima(*, return_X_y=False, as_frame=False):
@@ -191,8 +194,8 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     as_frame : bool, default=False
-        If True, ``data`` is a pandas DataFrame, ``target`` a pandas Series
-        and ``frame`` a DataFrame holding both. Requires pandas.
+        If True, pandas objects: ``data`` a DataFrame, ``target`` a Series and
+        ``frame`` both (requires pandas).
 
     Returns
     -------
@@ -415,11 +418,10 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     )
     texts, target = columns["text"], columns["label"]
     data = read_embeddings()[0] if embeddings else texts
-    if return_X_y:
-        return data, target
-    return Bunch(
-        data=data,
-        target=target,
+    return _answer(
+        return_X_y,
+        data,
+        target,
         texts=texts,
         target_names=np.array(_SST5_TARGET_NAMES),
         DESCR=_descr("sst5.rst"),
@@ -528,11 +530,10 @@ def load_yelp5(
         category = [category[i] for i in keep]
         target, flag = target[keep], flag[keep]
         data = data[keep] if embeddings else texts
-    if return_X_y:
-        return data, target
-    return Bunch(
-        data=data,
-        target=target,
+    return _answer(
+        return_X_y,
+        data,
+        target,
         texts=texts,
         business_category=category,
         balanced_sample=flag,

@@ -1,12 +1,10 @@
 """Activations with closed-form derivatives.
 
-Every activation exposes ``forward(z)`` and ``derivative(z)`` so that the
-dual-stream forward pass (:mod:`cr_sklearn.nn.network`) can carry Jacobians
-without autograd. Fixed activations live in the :data:`ACTIVATIONS` registry as
-``name -> (function, derivative)``; adding one is a function, its derivative and
-one entry. The learnable polynomial is :class:`PolyActivation`, named
-``"poly"``. :data:`ACTIVATION_NAMES` lists every built-in name, ``"poly"``
-first.
+Every activation has ``forward(z)``, ``derivative(z)`` and
+``forward_and_derivative(z)``, so that the dual-stream pass carries Jacobians
+without autograd. :data:`ACTIVATIONS` maps a fixed activation's name to
+``(function, derivative)``; :class:`PolyActivation` is ``"poly"``, first of
+:data:`ACTIVATION_NAMES`.
 """
 
 import math

@@ -1,20 +1,12 @@
 """Rank-consistent ordinal heads on a scalar latent score (plain PyTorch).
 
-Both heads read one latent score ``eta`` per sample and ``K - 1`` ordered
-cut-points ``theta_0 < ... < theta_{K-2}``; the cumulative probabilities are
-
-    P(y <= k | x) = sigmoid(theta_k - eta),
-
-which are increasing in ``k`` *by construction* because the cut-points are
-parametrised as a first value plus cumulative softplus gaps (no clamping, no
-post-hoc sorting). The heads differ only in the training loss:
-
-- ``"cumulative"``: the cumulative-link (proportional-odds) negative
-  log-likelihood of the observed class, ``-log P(y = k | x)`` (McCullagh, 1980).
-- ``"coral"``: the CORAL loss (Cao, Mirjalili & Raschka, 2020), a sum of
-  ``K - 1`` binary logistic losses for the tasks ``y > k`` sharing the latent
-  score. CORAL proves rank consistency at the optimum; here the ordered
-  cut-points make it hold at every step.
+Both heads read one latent score ``eta`` per sample and ``K - 1`` cut-points,
+``P(y <= k | x) = sigmoid(theta_k - eta)``, increasing in ``k`` by
+construction (a first value plus cumulative softplus gaps). ``"cumulative"``
+is the cumulative-link negative log-likelihood (McCullagh, 1980);
+``"coral"`` the CORAL loss (Cao, Mirjalili & Raschka, 2020), a sum of ``K -
+1`` binary logistic losses for the tasks ``y > k``, whose rank consistency
+the ordered cut-points keep at every step.
 """
 
 import torch

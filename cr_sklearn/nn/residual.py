@@ -1,19 +1,14 @@
 r"""Normalised residual CR network with a dual-stream forward pass.
 
-The network is a PolyLayer stem followed by pre-normalised residual blocks::
+A PolyLayer stem followed by pre-normalised residual blocks::
 
     h_0     = phi_0(W_0 x + b_0)                                  (stem)
     h_{l+1} = h_l + U_l phi_l(W_l RMSNorm_l(h_l) + c_l) + e_l     (block l)
     y       = W_out h_L + b_out                                   (output)
 
-Each block starts from a zero ``U_l`` and ``e_l`` when it is inserted into a
-trained network (:meth:`ResidualCRNetwork.make_block`), so the block is the
-identity and the expanded network computes the same function.
-
-The Jacobian stream is carried through every piece in closed form: the
-PolyLayers as in :mod:`cr_sklearn.nn.network` (the two networks share
-:class:`~cr_sklearn.nn.BaseCRNetwork`), the skip path by adding the
-incoming Jacobian, and RMSNorm by its analytic Jacobian
+A block inserted with zero ``U_l`` and ``e_l`` is the identity. The stream
+is carried through the PolyLayers as in :mod:`cr_sklearn.nn.network`, the
+skip path by adding the incoming Jacobian, and RMSNorm by its Jacobian
 
 .. math:: \frac{\partial\,\mathrm{RMSNorm}(h)}{\partial h}
           = \mathrm{diag}(g)\Big(\frac{I}{r} - \frac{h h^\top}{w r^3}\Big),
@@ -201,11 +196,11 @@ class ResidualCRNetwork(BaseCRNetwork):
         ``(64,)`` is a one-layer CR network, ``(64, 64, 64)`` a stem and two
         blocks.
     activation : str, default="poly"
-        The activations' name (:data:`~cr_sklearn.nn.ACTIVATION_NAMES`).
+        The activation of the stem and of the blocks' inner layers.
     degree : int, default=3
-        Their polynomial degree.
+        Its polynomial degree.
     dropout : float, default=0.0
-        Dropout probability after every activated layer (training only).
+        Dropout probability after the stem and each inner layer (training).
     spectral_norm : bool, default=False
         Spectrally normalise the stem, the blocks' inner layers and the output
         layer (not the blocks' projections back to the stream).
@@ -380,7 +375,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_features)
-            Raw input.
+            Raw input, standardised and encoded inside.
 
         Returns
         -------

@@ -1,10 +1,8 @@
 """Selective prediction: which predictions to trust, and how much to reject.
 
-Risk-coverage curves and their area (AURC, E-AURC) for any classifier, a
-scorer for model selection, the confidence signals of CR estimators and of
-other models side by side, a Display, and :class:`SelectiveClassifier`, a
-cross-fitted combination of the signals with a rejection threshold of
-guaranteed risk.
+Risk-coverage curves and their area (AURC, E-AURC), a scorer, confidence
+signals, a Display, and :class:`SelectiveClassifier`, a cross-fitted
+combination of the signals with a rejection threshold of guaranteed risk.
 """
 
 from ._classifier import SelectiveClassifier

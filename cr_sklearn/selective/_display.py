@@ -149,10 +149,8 @@ class RiskCoverageDisplay:
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
-            True labels.
-        y_pred : array-like of shape (n_samples,)
-            Predicted labels.
+        y_true, y_pred : array-like of shape (n_samples,)
+            True and predicted labels.
         confidence : array-like of shape (n_samples,) or dict of str to \
                 array-like
             One confidence per sample (higher = kept longer), or several by
@@ -246,12 +244,13 @@ class RiskCoverageDisplay:
             Draw the oracle and the random ordering of this model's
             predictions.
         ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure when None.
+            Where to draw, another model's display's ``ax_`` for instance (a
+            new figure when None).
 
         Returns
         -------
         display : RiskCoverageDisplay
-            The plotted display.
+            The display, drawn.
         """
         loss = _resolve_loss(estimator, loss)
         values = confidence_signals(

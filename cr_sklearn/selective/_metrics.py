@@ -242,12 +242,10 @@ def aurc_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_pred : array-like of shape (n_samples,)
-        Predicted labels.
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted labels.
     confidence : array-like of shape (n_samples,)
-        Confidence in each prediction (higher = kept longer), without NaN.
+        Confidence in each prediction, higher for predictions kept longer.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (coverage is a share of the total weight).
     loss : {"zero_one", "absolute"}, default="zero_one"

@@ -1,8 +1,7 @@
 """Studies: data-fraction and factorial experiments, paired tests, plots.
 
-The functions here fit many estimators over cross-validation splits with
-joblib (any backend, Dask included) and return plain-data results with
-pandas summaries, paired statistical tests and matplotlib Displays.
+Many fits over cross-validation splits with joblib (any backend), returned as
+plain data with pandas summaries, paired tests and matplotlib Displays.
 """
 
 from ._baselines import default_baselines

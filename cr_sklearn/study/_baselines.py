@@ -57,21 +57,10 @@ def _values(X):
 class _LeafScaledHistGradientBoosting(ClassifierMixin, BaseEstimator):
     """HistGradientBoostingClassifier whose leaf size follows the training size.
 
-    The default ``min_samples_leaf=20`` leaves no split on the 31 rows of a
-    5% Pima fold; here it is ``n_samples // 10`` clipped to ``[3, 20]``, so
-    that boosting behaves on tiny folds roughly as XGBoost's default does.
-
-    Parameters
-    ----------
-    random_state : int, RandomState instance or None, default=None
-        Seed of the booster.
-
-    Attributes
-    ----------
-    estimator_ : HistGradientBoostingClassifier
-        The fitted booster.
-    min_samples_leaf_ : int
-        The leaf size it was fitted with.
+    The default ``min_samples_leaf=20`` leaves no split on the 31 rows of a 5%
+    Pima fold; here it is ``n_samples // 10`` clipped to ``[3, 20]``
+    (``min_samples_leaf_``), so that boosting behaves on tiny folds roughly as
+    XGBoost's default does. The fitted booster is ``estimator_``.
     """
 
     def __init__(self, random_state=None):

@@ -172,6 +172,23 @@ def warn_once(raised, n_tasks, stacklevel=3):
             warnings.warn(text, UserWarning, stacklevel=stacklevel)
 
 
+def run_records(tasks, keys, columns, **run):
+    """The records of the fit-and-score ``tasks``, run by :func:`run_tasks`.
+
+    One record per task and metric: the task's key, the metric, the value
+    and the times, as many as ``columns`` (the record's fields) hold. Each
+    distinct warning of the tasks is shown once.
+    """
+    outputs = run_tasks(tasks, **run)
+    warn_once([out[3] for out in outputs], len(outputs), stacklevel=4)
+    records = []
+    for key, (scores, *times, _) in zip(keys, outputs, strict=True):
+        for metric, value in scores.items():
+            values = (*key, metric, value, *times)[: len(columns)]
+            records.append(dict(zip(columns, values, strict=True)))
+    return records
+
+
 def _in_notebook():
     """Whether this process runs in a Jupyter (IPython kernel) session."""
     ipython = sys.modules.get("IPython")

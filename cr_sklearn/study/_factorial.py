@@ -18,8 +18,7 @@ from ._engine import (
     fit_and_score,
     prepare_estimator,
     resolve_progress,
-    run_tasks,
-    warn_once,
+    run_records,
 )
 from ._noise import add_gaussian_noise, corrupt_labels
 from ._records import (
@@ -247,15 +246,15 @@ def factorial_study(
                         )
                         key = (ds_name, cond_name, act, reg_name, int(seed))
                         keys.append((*key, len(train), len(test)))
-    outputs = run_tasks(
-        tasks, n_jobs=n_jobs, verbose=verbose, progress=show_progress, desc="factorial"
+    records = run_records(
+        tasks,
+        keys,
+        FactorialResult._columns,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        progress=show_progress,
+        desc="factorial",
     )
-    warn_once([out[3] for out in outputs], len(outputs))
-    records = []
-    for key, (scores, fit_time, _, _) in zip(keys, outputs, strict=True):
-        for metric, value in scores.items():
-            values = (*key, metric, value, fit_time)
-            records.append(dict(zip(FactorialResult._columns, values, strict=True)))
 
     return FactorialResult(
         records,

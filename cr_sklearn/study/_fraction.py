@@ -18,8 +18,7 @@ from ._engine import (
     nested_subsamples,
     prepare_estimator,
     resolve_progress,
-    run_tasks,
-    warn_once,
+    run_records,
 )
 from ._result import StudyResult
 
@@ -171,16 +170,15 @@ def data_fraction_study(
                 )
                 split = (s, s // per_repeat, s % per_repeat)
                 keys.append((name, fraction, *split, len(sub), len(test)))
-
-    outputs = run_tasks(
-        tasks, n_jobs=n_jobs, verbose=verbose, progress=show_progress, desc="study"
+    records = run_records(
+        tasks,
+        keys,
+        StudyResult._columns,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        progress=show_progress,
+        desc="study",
     )
-    warn_once([out[3] for out in outputs], len(outputs))
-    records = []
-    for key, (scores, fit_time, score_time, _) in zip(keys, outputs, strict=True):
-        for metric, value in scores.items():
-            values = (*key, metric, value, fit_time, score_time)
-            records.append(dict(zip(StudyResult._columns, values, strict=True)))
     return StudyResult(
         records, models=list(estimators), fractions=fractions, metrics=list(scorers)
     )
