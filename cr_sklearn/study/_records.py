@@ -5,18 +5,13 @@ import io
 
 import numpy as np
 
+from ._deps import import_or_hint
+
 __all__ = []
 
 
 def _import_pandas(caller):
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - pandas is in the study extra
-        raise ImportError(
-            f"{caller} needs pandas; install the 'study' extra: "
-            "pip install 'cr_sklearn[study]'."
-        ) from exc
-    return pd
+    return import_or_hint("pandas", feature="tables", purpose=caller)
 
 
 def _markdown_table(header, rows):
