@@ -559,9 +559,11 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             self.classes_ = best_model.classes_
         return self
 
-    def _inner_X(self, X):
+    def _delegate(self, method, X, *args, **kwargs):
+        """The selected model's ``method`` of ``X``, checked as at fit."""
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return getattr(self.estimator_, method)(X, *args, **kwargs)
 
     @available_if(_estimator_has("predict"))
     def predict(self, X):
@@ -577,7 +579,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             Predicted targets.
         """
-        return self.estimator_.predict(self._inner_X(X))
+        return self._delegate("predict", X)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
@@ -593,7 +595,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        return self.estimator_.predict_proba(self._inner_X(X))
+        return self._delegate("predict_proba", X)
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X):
@@ -609,7 +611,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        return self.estimator_.predict_log_proba(self._inner_X(X))
+        return self._delegate("predict_log_proba", X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
@@ -625,7 +627,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         scores : ndarray
             As the wrapped estimator's ``decision_function``.
         """
-        return self.estimator_.decision_function(self._inner_X(X))
+        return self._delegate("decision_function", X)
 
     @available_if(_estimator_has("jacobian"))
     def jacobian(self, X):
@@ -641,7 +643,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         jacobian : ndarray of shape (n_samples, n_outputs, n_features)
             ``d decision_function / d X`` per sample.
         """
-        return self.estimator_.jacobian(self._inner_X(X))
+        return self._delegate("jacobian", X)
 
     @available_if(_estimator_has("input_gradient_norms"))
     def input_gradient_norms(self, X, *, scale=None):
@@ -662,7 +664,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             Frobenius norm of :meth:`jacobian` per sample, each column times
             its ``scale``.
         """
-        return self.estimator_.input_gradient_norms(self._inner_X(X), scale=scale)
+        return self._delegate("input_gradient_norms", X, scale=scale)
 
     def _gradient_estimator(self):
         # gradient_norms and DREGScorer differentiate the selected model.
@@ -686,7 +688,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         score : float
             Greater is better.
         """
-        return self.estimator_.score(self._inner_X(X), y, sample_weight=sample_weight)
+        return self._delegate("score", X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
