@@ -25,7 +25,12 @@ from ._objective import TrainingObjective
 from ._utils import check_numeric_columns
 from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
 
-__all__ = ["BaseCR", "partial_fit_available"]
+__all__ = ["BaseCR", "init_arguments", "partial_fit_available"]
+
+
+def init_arguments(local_names):
+    """The arguments of an ``__init__``, from its ``locals()``."""
+    return {k: v for k, v in local_names.items() if k not in ("self", "__class__")}
 
 
 def partial_fit_available(estimator):
@@ -129,77 +134,11 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
     #: only on inputs of at most this many columns (``None``: any input).
     _auto_fixed_budget_max_features = None
 
-    @abstractmethod
-    def __init__(
-        self,
-        hidden_layer_sizes,
-        *,
-        architecture,
-        activation,
-        degree,
-        dreg,
-        dreg_lambda,
-        n_projections,
-        stream_rows,
-        max_iter,
-        batch_size,
-        learning_rate_init,
-        beta_1,
-        beta_2,
-        early_stopping,
-        validation_fraction,
-        n_iter_no_change,
-        tol,
-        class_weight,
-        dropout,
-        weight_decay,
-        spectral_norm,
-        igpen_lambda,
-        standardize,
-        encoding_bins,
-        dtype,
-        n_threads,
-        random_state,
-        device,
-        verbose,
-        warm_start,
-        callbacks,
-        n_members,
-        oob_score,
-    ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.architecture = architecture
-        self.activation = activation
-        self.degree = degree
-        self.dreg = dreg
-        self.dreg_lambda = dreg_lambda
-        self.n_projections = n_projections
-        self.stream_rows = stream_rows
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.class_weight = class_weight
-        self.dropout = dropout
-        self.weight_decay = weight_decay
-        self.spectral_norm = spectral_norm
-        self.igpen_lambda = igpen_lambda
-        self.standardize = standardize
-        self.encoding_bins = encoding_bins
-        self.dtype = dtype
-        self.n_threads = n_threads
-        self.random_state = random_state
-        self.device = device
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.n_members = n_members
-        self.oob_score = oob_score
+    def __init__(self, **params):
+        # The subclasses list their parameters in their own ``__init__``
+        # (scikit-learn reads them there) and hand them over as given.
+        for name, value in params.items():
+            setattr(self, name, value)
 
     # -- the head: hooks for subclasses ---------------------------------------
     @abstractmethod

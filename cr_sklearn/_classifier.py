@@ -9,7 +9,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from torch import nn
 
-from ._base import BaseCR, partial_fit_available
+from ._base import BaseCR, init_arguments, partial_fit_available
+from ._docs import fill_docstring
 
 __all__ = ["CRClassifier"]
 
@@ -51,6 +52,7 @@ def _sorted_classes(classes):
     return unique_labels(array)
 
 
+@fill_docstring
 class CRClassifier(ClassifierMixin, BaseCR):
     """Polynomial-DREG network classifier (ChainzRule network).
 
@@ -62,268 +64,11 @@ class CRClassifier(ClassifierMixin, BaseCR):
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int, default=(64, 64)
-        Width of each activated layer: an int or a flat sequence of ints
-        >= 1 (floats and bools raise a ``ValueError`` naming the entry). A
-        network of more than 10**9 learnable parameters (with ``degree``
-        and the encoded columns) raises a ``ValueError`` before it is built.
-    architecture : {"mlp", "residual"}, default="mlp"
-        ``"mlp"``: a plain stack of PolyLayers. ``"residual"``: normalised
-        residual blocks (see :mod:`cr_sklearn.growth`), which can be deepened
-        after fitting without changing the function.
-    activation : {"poly", "relu", "gelu", "tanh", "swish"}, default="poly"
-        ``"poly"`` is the learnable polynomial (PolyLayer); the others are
-        fixed activations with closed-form derivatives.
-    degree : int, default=3
-        Degree of the polynomial activation.
-    dreg : {"stream", "local"} or None, default="stream"
-        DREG penalty. ``"stream"``: mean over the :math:`L` layers of the
-        squared Frobenius norm of each layer's Jacobian with respect to the
-        (standardised) input, :math:`\\frac{1}{L} \\sum_l \\lVert J_l(x)
-        \\rVert_F^2`, from the forward stream. ``"local"``:
-        :math:`\\frac{1}{L} \\sum_l \\sum_i \\phi'(z_{l,i})^2 \\lVert W_{l,i}
-        \\rVert^2` over the neurons :math:`i` of layer :math:`l` (pre-activation
-        :math:`z_{l,i}`, weight row :math:`W_{l,i}`), no stream needed.
-        ``None``: no penalty, and no stream is computed.
-    dreg_lambda : float, default=10**-2
-        Strength of the DREG penalty: the training loss is the data loss
-        plus ``dreg_lambda`` times the penalty.
-    n_projections : "auto", "exact" or int, default="auto"
-        How the stream is carried: ``"exact"`` carries the full Jacobian
-        (cost grows with ``n_features``), an int ``k`` carries ``k`` random
-        directions (an unbiased estimate of the squared norm); a ``k``
-        above ``n_features`` is capped, with a warning: the exact stream is
-        used (as cheap, and exact). ``"auto"`` is exact up to 32 features
-        and 4 directions above.
-    stream_rows : int or None, default=64
-        Rows of each training batch that carry the Jacobian stream of
-        ``dreg="stream"``: a uniformly random subset drawn per step, so the
-        penalty is an unbiased estimate of its batch mean at a fraction of
-        the stream's cost. ``None`` carries every row.
-    max_iter : int or "auto", default=100
-        Maximum number of epochs (the number of epochs when
-        early stopping is off). ``"auto"`` is 100 epochs, or with
-        ``early_stopping="cv"`` a search budget of 2,000 optimizer steps
-        (``max_iter_`` is the resolved value).
-    batch_size : int or "auto", default="auto"
-        Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
-    learning_rate_init : float or "auto", default=1e-3
-        Adam(W) learning rate. ``"auto"`` is ``1e-3 * max(1, batch / 200)``:
-        a larger batch takes fewer, proportionally larger steps per epoch
-        (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
-        path for small data (see the user guide's training page).
-    beta_1 : float, default=0.9
-        Adam(W)'s decay rate of its first-moment (mean gradient) estimate,
-        in ``[0, 1)``, as in :class:`~sklearn.neural_network.MLPClassifier`.
-    beta_2 : float, default=0.999
-        Adam(W)'s decay rate of its second-moment (squared gradient)
-        estimate, in ``[0, 1)``. Lower values (RealMLP's default is one)
-        adapt the step sizes to recent gradients faster.
-    early_stopping : bool, "auto" or "cv", default="auto"
-        ``"auto"`` enables early stopping when ``fit`` gets at least 2,000
-        samples and trains the full ``max_iter`` epochs below that. ``True``:
-        hold out ``validation_fraction`` of the training data (stratified),
-        stop when the validation loss stops improving and restore the best
-        epoch's weights. ``"cv"``: choose the number of epochs by internal
-        3-fold cross-validation (the epoch of least pooled out-of-fold loss,
-        the folds training as the members of one batched fit as with
-        ``n_members``, each starting from the network the fit starts from,
-        with a patience of at least 50 optimizer steps), then train on
-        all samples for that many epochs (the resolved mode is
-        ``early_stopping_``). With ``n_members > 1``, every value but
-        ``False`` chooses each member's epoch on its own fold (see
-        ``n_members``). With early stopping on, a best epoch among the
-        last ``n_iter_no_change`` of ``max_iter_`` (the validation loss was
-        still improving) raises a
-        :class:`~sklearn.exceptions.ConvergenceWarning`.
-    validation_fraction : float, default=0.1
-        Fraction held out for early stopping. A fraction that leaves no
-        validation row, or fewer training rows than classes, raises a
-        ``ValueError``.
-    n_iter_no_change : int, default=10
-        Epochs without improvement of more than ``tol`` (relative) before
-        stopping.
-    tol : float, default=1e-4
-        Relative improvement threshold for early stopping.
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes in the loss, as in
-        :class:`~sklearn.linear_model.LogisticRegression`: finite numbers
-        >= 0 (0 leaves a class out of the loss); classes missing from the
-        dict weigh 1, and keys that are not classes raise a ``ValueError``.
-    dropout : float or "auto", default="auto"
-        Dropout probability after each activated layer (training only; the
-        stream then carries the Jacobian of the thinned network). ``"auto"``:
-        0.3 with an input encoding (see ``encoding_bins``), else 0.1. The
-        value used is ``dropout_``.
-    weight_decay : float, default=0.0
-        Decoupled weight decay (AdamW) on the weight matrices.
-    spectral_norm : bool, default=False
-        Spectrally normalise every weight matrix.
-    igpen_lambda : float, default=0.0
-        Strength of the input-gradient penalty computed by double
-        backpropagation (a baseline regulariser for comparisons with DREG).
-    standardize : bool, default=True
-        Standardise features inside the network with the training mean and
-        standard deviation. Jacobians are still reported with respect to the
-        raw ``X``.
-    encoding_bins : int, "auto" or None, default="auto"
-        With an int (at least 2), every standardised column with more than two
-        distinct training values is encoded inside the network as ramps through
-        ``encoding_bins`` quantile bins of the training rows (as
-        :class:`PiecewiseLinearEncoder`), each ramp standardised; binary and
-        constant columns pass through. The bins are fitted by the fit that
-        builds the network and kept under ``warm_start`` and
-        :meth:`partial_fit`. DREG's stream then differentiates by the encoded
-        columns (the encoding acts as fixed features), while :meth:`jacobian`,
-        :meth:`input_gradient_norms` and tau are taken with respect to ``X``,
-        through the encoding; :meth:`input_sensitivity` alone reads the
-        encoded columns (its docstring says why). ``"auto"``:
-        4 bins when ``X`` has at most 100 columns, no encoding above (sentence
-        embeddings, for instance); the user guide's page on the defaults has
-        the measurements. ``None``: no encoding. The value used is
-        ``encoding_bins_``. Bins the training rows cannot tell apart are
-        dropped, with a warning, as in :class:`PiecewiseLinearEncoder`: a
-        column gets at most an edge on every distinct value.
-    dtype : {"float32", "float64"}, default="float32"
-        The dtype the network's layers train in. The input transform
-        (standardisation and encoding) is fitted and applied in float64
-        either way, and predictions are computed in float64 from the
-        trained weights: they are the trained function to float32
-        rounding, checked at the end of every fit on up to 1,000 training
-        rows (see the user guide's page on the network). ``"float64"``
-        trains at about half the speed; its fits do not depend on the order
-        of the rows within a batch, so a sample weight of ``k`` equals ``k``
-        repeated rows to float64 rounding (scikit-learn's
-        ``check_sample_weight_equivalence_on_dense_data`` passes with it,
-        without dropout and with the exact stream).
-    n_threads : int, "auto" or None, default="auto"
-        Torch threads used while fitting (restored afterwards), at most the
-        CPUs the process may use (more are clamped, with a warning).
-        ``"auto"``: one thread unless a training step's arithmetic (batch
-        rows times the network's weights) is large enough for more to pay,
-        then at most four; small networks lose time to a second thread, and
-        lose much more when the cores are shared (a grid search with
-        ``n_jobs``, a laptop, CI). It depends on the data's shape and the
-        usable CPUs only, so seeded fits stay reproducible. ``None`` leaves
-        torch's setting. Prediction uses torch's setting.
-    random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, shuffling, validation split, dropout and
-        projections. Fits with the same seed give identical predictions.
-    device : str, default="cpu"
-        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``. On CPU, fits with
-        the same ``random_state`` and torch thread count are bit-identical.
-        On CUDA they are not guaranteed to be (cuBLAS may choose
-        non-deterministic kernels: set ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
-        and ``torch.use_deterministic_algorithms(True)`` to require
-        determinism), and they differ from CPU fits in the last bits.
-    verbose : int, default=0
-        1 prints a table per epoch (losses, validation score, and the
-        penalty before scaling by ``dreg_lambda``), in colour only on a
-        terminal or in a notebook; 2 adds a per-batch progress bar naming
-        the epoch.
-    warm_start : bool, default=False
-        Continue training the fitted network on the next ``fit``: the
-        weights and the history carry over, the optimizer starts afresh (as
-        in :class:`~sklearn.neural_network.MLPClassifier`), and every other
-        parameter is read anew. Parameters that define the network cannot
-        change (see :meth:`partial_fit`).
-    callbacks : list of skorch callbacks or (name, callback) tuples, default=None
-        Extra skorch callbacks (instances or classes); any other entry
-        raises a ``TypeError`` naming it.
-    n_members : int, default=1
-        ``1``: one network. ``k > 1``: a cross-fitted ensemble of ``k`` members
-        trained as one batched network. The rows are split into ``k``
-        stratified folds (plain folds when a class has fewer than ``k`` rows;
-        fewer than ``k`` rows raise a ``ValueError``), and member ``m`` trains
-        on the rows outside fold ``m``. Unless ``early_stopping`` is ``False``,
-        each member keeps the parameters of its best epoch on its own fold, its
-        out-of-fold rows (``early_stopping_`` is ``"cv"``, with the patience
-        and the ``max_iter="auto"`` budget of ``early_stopping="cv"``;
-        ``validation_fraction`` is not used); with ``False`` every member
-        trains ``max_iter`` epochs. This is the mechanism of
-        ``early_stopping="cv"``, whose folds train the same way: ``"cv"`` keeps
-        only their epoch count and refits one network on all rows, while
-        ``n_members > 1`` keeps the members as the model, with no refit.
-        :meth:`predict_proba` averages the members' probabilities
-        (:meth:`decision_function` is their logit, or their logarithm with more
-        than two classes). ``partial_fit`` is not available, and ``warm_start``
-        and :class:`~cr_sklearn.DepthGrowth` raise a ``ValueError``: the folds
-        belong to the data of one ``fit``. ``igpen_lambda`` must be 0.
-    oob_score : bool, default=False
-        With ``n_members > 1``, set ``oob_decision_function_`` and
-        ``oob_score_`` from the out-of-fold predictions (as
-        :class:`~sklearn.ensemble.RandomForestClassifier`'s). Each row is
-        out of fold for exactly one member, so every row gets one honest
-        prediction; the estimate is optimistic where the members also chose
-        their stopping epoch on those rows. ``True`` with ``n_members=1``
-        raises a ``ValueError``.
+    %(parameters)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Feature names, when ``X`` has string column names.
-    n_iter_ : int
-        Number of epochs run.
-    loss_curve_ : list of float
-        Training loss (data loss + penalty) per epoch.
-    validation_scores_ : list of float or None
-        Validation accuracy per epoch, with early stopping.
-    best_validation_score_ : float or None
-        Best validation accuracy, with early stopping.
-    best_epoch_ : int or None
-        With early stopping, the epoch (counted like ``n_iter_``) whose
-        model was kept: the last one that improved the validation loss by
-        more than ``tol`` (relative); with ``early_stopping="cv"``, the
-        epoch count chosen by the internal folds. ``None`` otherwise.
-    best_epochs_ : ndarray of shape (n_members,) or None
-        The epoch each member kept (one entry for one network: ``best_epoch_``);
-        ``None`` when no epoch was chosen. With ``n_members > 1``,
-        ``best_epoch_`` is the latest of them and ``n_iter_`` the epochs
-        trained, the most of any member.
-    oob_score_ : float
-        With ``oob_score=True``: the accuracy of the out-of-fold predictions.
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
-        With ``oob_score=True``: each training row's class probabilities
-        from the member that did not train on it.
-    early_stopping_ : {"off", "hold-out", "cv"}
-        How the last fit chose its length (see ``early_stopping``).
-    max_iter_ : int
-        The epoch budget ``max_iter`` resolved to in the last fit.
-    cv_validation_loss_ : ndarray of shape (n_epochs,) or None
-        With ``early_stopping="cv"``: the pooled out-of-fold loss of the
-        internal folds per epoch; the model trained for its argmin + 1
-        epochs. With ``n_members > 1``: the members' pooled out-of-fold loss
-        per epoch. ``None`` otherwise.
-    gradient_norm_mean_ : float
-        Mean input-gradient norm on the training data,
-        in the space of :meth:`input_sensitivity`, which divides by it.
-    gradient_norm_quantiles_ : ndarray of shape (101,)
-        Percentiles 0..100 of the training input-gradient norms.
-    input_mean_ : ndarray of shape (n_features,)
-        Training mean of each feature (for :meth:`input_distance`).
-    input_scale_ : ndarray of shape (n_features,)
-        Training standard deviation of each feature (1 where constant).
-    n_encoded_features_ : int or None
-        Columns of the input encoding, which the first layer reads; ``None``
-        without an encoding.
-    encoding_bins_ : int or None
-        The bins per column the network was built with (``encoding_bins``
-        resolved).
-    dropout_ : float
-        The dropout rate the network was built with (``dropout`` resolved).
-    input_distance_quantiles_ : ndarray of shape (101,)
-        Percentiles 0..100 of the training samples' :meth:`input_distance`.
-    net_ : skorch.NeuralNet
-        The fitted skorch net (history, callbacks).
-    module_ : torch.nn.Module
-        The fitted network.
-    device_ : str
-        The device used.
-
+    %(attributes)s
     See Also
     --------
     sklearn.neural_network.MLPClassifier : A ReLU/tanh network classifier.
@@ -402,41 +147,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         n_members=1,
         oob_score=False,
     ):
-        super().__init__(
-            hidden_layer_sizes,
-            architecture=architecture,
-            activation=activation,
-            degree=degree,
-            dreg=dreg,
-            dreg_lambda=dreg_lambda,
-            n_projections=n_projections,
-            stream_rows=stream_rows,
-            max_iter=max_iter,
-            batch_size=batch_size,
-            learning_rate_init=learning_rate_init,
-            beta_1=beta_1,
-            beta_2=beta_2,
-            early_stopping=early_stopping,
-            validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change,
-            tol=tol,
-            class_weight=class_weight,
-            dropout=dropout,
-            weight_decay=weight_decay,
-            spectral_norm=spectral_norm,
-            igpen_lambda=igpen_lambda,
-            standardize=standardize,
-            encoding_bins=encoding_bins,
-            dtype=dtype,
-            n_threads=n_threads,
-            random_state=random_state,
-            device=device,
-            verbose=verbose,
-            warm_start=warm_start,
-            callbacks=callbacks,
-            n_members=n_members,
-            oob_score=oob_score,
-        )
+        super().__init__(**init_arguments(locals()))
 
     def _encode_targets(self, y, *, reset, classes=None):
         check_classification_targets(y)
