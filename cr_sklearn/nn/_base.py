@@ -354,6 +354,18 @@ class BaseCRNetwork(nn.Module):
         h = self._standardise(x)
         return h if self.encoding is None else self.encoding(h)
 
+    def _activate(self, act, z, derivative):
+        """``(phi(z), phi'(z) or None)``, times a dropout mask in training.
+
+        The mask is drawn from ``z``, of ``phi(z)``'s shape: the same random
+        numbers whether or not the derivative is needed.
+        """
+        mask = self._dropout_mask(z)
+        if derivative:
+            return act.forward_and_derivative(z, mask)
+        value = act(z)
+        return (value if mask is None else value * mask), None
+
     def _dropped(self, h):
         """``h`` times a fresh dropout mask, in training with dropout."""
         mask = self._dropout_mask(h)

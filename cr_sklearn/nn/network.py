@@ -437,14 +437,7 @@ class CRNetwork(BaseCRNetwork):
             # transpose is an autograd node).
             weight_t = weight.transpose(-1, -2)
             z = affine(layer.bias, h, weight_t)
-            # Drawn from z, of h's shape: the same random numbers.
-            mask = self._dropout_mask(z)
-            if stream or derivatives:
-                h, d = act.forward_and_derivative(z, mask)
-            else:
-                h, d = act(z), None
-                if mask is not None:
-                    h = h * mask
+            h, d = self._activate(act, z, stream or derivatives)
             derivs.append(d)
             if stream:
                 # The exact stream starts from the identity: I W^T = W^T, no
@@ -486,8 +479,7 @@ class CRNetwork(BaseCRNetwork):
             weight = layer.weight
             weights.append(weight)
             z = affine(layer.bias, h, weight.transpose(-1, -2))
-            mask = self._dropout_mask(z)
-            h, d = act.forward_and_derivative(z, mask)
+            h, d = self._activate(act, z, True)
             derivs.append(d)
         output_weight = self.output.weight
         out = affine(self.output.bias, h, output_weight.transpose(-1, -2))

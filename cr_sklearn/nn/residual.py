@@ -396,15 +396,9 @@ class ResidualCRNetwork(BaseCRNetwork):
         ``I W^T = W^T`` needs no product). With ``rows``, ``j`` and the
         returned Jacobian cover those rows only.
         """
-        z = linear(h, layer.weight, layer.bias)
-        # Drawn from z, of a's shape: the same random numbers.
-        mask = self._dropout_mask(z)
-        if stream or need_d:
-            a, d = act.forward_and_derivative(z, mask)
-        else:
-            a, d = act(z), None
-            if mask is not None:
-                a = a * mask
+        a, d = self._activate(
+            act, linear(h, layer.weight, layer.bias), stream or need_d
+        )
         if not stream:
             return a, d, None
         weight_t = layer.weight.transpose(-1, -2)

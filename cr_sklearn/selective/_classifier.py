@@ -474,7 +474,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Samples.
+            Samples whose predictions to judge.
 
         Returns
         -------
