@@ -442,16 +442,16 @@ def test_partial_fit_summaries_use_a_bounded_uniform_sample():
 def test_fit_summaries_run_under_the_fits_thread_bound(monkeypatch):
     # The summaries' Jacobian pass over every training row is the largest
     # step of a small fit: it must not escape n_threads.
-    import cr_sklearn._base as base_module
+    import cr_sklearn._fit as fit_module
 
     seen = []
-    original = base_module.set_summaries
+    original = fit_module.set_summaries
 
     def recording(*args, **kwargs):
         seen.append(torch.get_num_threads())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(base_module, "set_summaries", recording)
+    monkeypatch.setattr(fit_module, "set_summaries", recording)
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
     previous = torch.get_num_threads()
     torch.set_num_threads(2)
