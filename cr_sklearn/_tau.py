@@ -1,8 +1,7 @@
 """The gradient tail ratio tau, per-sample gradient norms and DREGScorer.
 
-Everything here duck-types estimators (``input_gradient_norms``,
-``decision_function``, ``predict_proba``) and imports none of them, so the
-same scorer compares CR networks with any other model family.
+Estimators are duck-typed (``input_gradient_norms``, ``decision_function``,
+``predict_proba``), so one scorer compares CR networks with any model.
 """
 
 import math
@@ -24,27 +23,24 @@ _LOG_EPS = 1e-12
 def gradient_tail_ratio(norms, q=99):
     """Gradient tail ratio tau: the ``q``-th percentile of norms over their mean.
 
-    tau is 1 for a model whose input gradient has the same norm everywhere
-    (a linear model) and grows when a few samples see much steeper gradients
-    than the typical one.
+    tau is 1 when the input gradient has the same norm everywhere (a linear
+    model) and grows when a few samples see much steeper gradients; see
+    :ref:`tau`.
 
     Parameters
     ----------
     norms : array-like of shape (n_samples,) or sequence of array-like
         Per-sample input-gradient norms, e.g. from :func:`gradient_norms`. A
-        sequence of arrays (one per cross-validation fold) is *pooled*: each
-        is divided by its own mean, then they are concatenated. Pooling
-        matters on small test folds, where p99 is close to the maximum.
+        sequence of arrays (one per fold) is *pooled*: each is divided by its
+        own mean, then they are concatenated.
     q : float, default=99
         Percentile in ``[0, 100]``.
 
     Returns
     -------
     tau : float
-        ``percentile(norms, q) / mean(norms)`` (computed on the norms over
-        their maximum: no overflow); ``nan``, with a warning, if every norm
-        is 0 (a locally constant model). A pooled fold of zero norms is left
-        out, with a warning.
+        ``percentile(norms, q) / mean(norms)``; ``nan``, with a warning, if
+        every norm is 0. A pooled fold of zero norms is left out, with a warning.
 
     Examples
     --------
@@ -118,8 +114,7 @@ def _scaled_by_mean(norms):
 
 
 def _resolve(estimator):
-    """The fitted model differentiated for ``estimator``: a search's
-    ``best_estimator_``, or what ``_gradient_estimator`` names."""
+    """The fitted model differentiated for ``estimator`` (search, meta-estimator)."""
     for _ in range(32):
         inner = getattr(estimator, "best_estimator_", None)
         if inner is None and hasattr(estimator, "_gradient_estimator"):
@@ -141,12 +136,7 @@ def _final_input(estimator, X):
 
 
 def _column_scale(X):
-    """Each column's standard deviation (positive, finite), the norms' unit.
-
-    A column with no spread (constant, or all missing) keeps its raw units
-    (1). Missing values are skipped; each column is divided by its largest
-    magnitude first, so that the squares do not overflow.
-    """
+    """Each column's standard deviation, or 1 without spread: the norms' unit."""
     with warnings.catch_warnings():
         # An all-missing column has no scale: it gets 1 below.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -233,9 +223,7 @@ def _response(estimator, response_method):
         out = np.asarray(method(X), dtype=np.float64)
         out = out.reshape(out.shape[0], -1)
         if response_method == "decision_function" and out.shape[1] > 1:
-            # One score per class: centred, as the log-probabilities are,
-            # so a shift that every class shares (which the probabilities
-            # ignore) does not move the gradient.
+            # Centred, as the log-probabilities: a shared shift is ignored.
             out = out - out.mean(axis=1, keepdims=True)
         return out
 
@@ -245,50 +233,44 @@ def _response(estimator, response_method):
 def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=None):
     """Per-sample input-gradient norm of a fitted estimator, one rule for all.
 
-    The norm of sample ``i`` is ``||J_i diag(s)||_F``, ``J_i`` the Jacobian of
+    The norm of sample ``i`` is ``||J_i diag(s)||_F``: ``J_i`` the Jacobian of
     the output with respect to what the model reads (``X``, or the input of a
-    pipeline's final step; a search's ``best_estimator_`` and the fitted
-    model of :class:`~cr_sklearn.SelectiveClassifier` and
-    :class:`~cr_sklearn.DepthGrowth` answer for them) and ``s_j`` the standard
-    deviation of column ``j`` in ``X`` (1 without spread). CR estimators (with
-    ``input_gradient_norms``) are differentiated analytically; any other by
-    central finite differences on every column, ``h_j = step * s_j``,
-    divided by the step as rounded in the dtype the model reads.
+    pipeline's final step), ``s_j`` the standard deviation of column ``j`` in
+    ``X``. CR estimators are differentiated analytically, any other by central
+    finite differences, ``h_j = step * s_j``. The rule, and how searches and
+    meta-estimators are handled, is in :ref:`tau`.
 
     Parameters
     ----------
     estimator : fitted estimator
-        The model, a pipeline ending in one, or a wrapper listed above (other
-        meta-estimators are differentiated as a whole).
+        The model, a pipeline ending in one, or a meta-estimator.
     X : array-like of shape (n_samples, n_features)
         Points at which the gradient is taken (what ``predict`` takes).
     response_method : {"auto", "decision_function", "log_proba", \
             "predict_proba", "predict"}, default="auto"
         What is differentiated for non-CR estimators. ``"auto"``:
-        ``decision_function`` if the estimator has one, else ``"log_proba"``
-        (the log-odds for two classes, centred log-probabilities otherwise:
-        the logit scale, like a CR network's), else ``predict``; several
-        decision scores are centred too. ``"predict_proba"``: the positive
-        class's probability for two classes, all columns otherwise.
+        ``decision_function`` if there is one (several scores centred), else
+        ``"log_proba"`` (the log-odds, or centred log-probabilities), else
+        ``predict``. ``"predict_proba"``: the positive class's probability for
+        two classes, all columns otherwise.
     step : float, default=1e-3
         Relative finite-difference step: finite, at least 1e-12.
     scale : float or array-like of shape (n_final_features,), default=None
         The unit of each column of the final step's input; ``None``: its
-        standard deviation in ``X``. A fixed scale (``1.0``: raw units) makes
-        a sample's norm independent of the batch.
+        standard deviation in ``X``. ``1.0`` (raw units) makes a sample's norm
+        independent of the batch.
 
     Returns
     -------
     norms : ndarray of shape (n_samples,)
-        The Frobenius norm of each sample's Jacobian of the output, each
-        column in units of its ``scale``.
+        The Frobenius norm of each sample's Jacobian, columns in units of
+        ``scale``.
 
     Raises
     ------
     ValueError
-        For a bad ``response_method``, ``step`` (checked for every
-        estimator) or ``scale``, non-numeric model input, or a column's step
-        lost in rounding or overflowing (standardise such a column).
+        For a bad ``response_method``, ``step`` or ``scale``, non-numeric model
+        input, or a column's step lost in rounding or overflowing.
 
     See Also
     --------
@@ -297,14 +279,10 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
 
     Notes
     -----
-    Tree ensembles have zero gradient almost everywhere: their quotients see
-    a jump only within ``h_j`` of a sample, so their norms depend on
-    ``step``. The differences are taken in float32 when the final step's
-    input is float32 or the model refuses float64, with a relative step of
-    at least ``eps ** (1 / 3)`` (about 5e-3), else in float64. A model
-    fitted on a DataFrame receives DataFrames; a sparse input is
-    differentiated in dense chunks of rows, handed back sparse (``2 *
-    n_features`` evaluations per row).
+    Tree ensembles have zero gradient almost everywhere, so their norms depend
+    on ``step``. Differences are taken in float32 when the final step's input
+    is float32 or the model refuses float64; sparse input in dense chunks of
+    rows.
 
     Examples
     --------
@@ -317,8 +295,7 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
     >>> bool(np.allclose(gradient_norms(lr, X), expected))
     True
     """
-    # Checked for every estimator, also where they are not used (CR ones):
-    # a typo or a NaN step should not pass silently.
+    # Checked also for CR estimators, which do not use them.
     _check_response_method(response_method)
     step = _check_step(step)
     check_is_fitted(estimator)
@@ -396,9 +373,8 @@ _FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
 def _finite_difference_norms(function, X, step, scale, names=None):
     """``||J diag(s)||_F`` per row by central differences, ``h_j = step s_j``.
 
-    In the dtype the model accepts (see :func:`gradient_norms`), each
-    quotient divided by the step as rounded, ``(x + h) - (x - h)``. With
-    ``names`` every batch is a DataFrame with those columns.
+    Each quotient is divided by the step as rounded; with ``names`` every batch
+    is a DataFrame with those columns.
     """
     is_sparse = sparse.issparse(X)
     if is_sparse:
@@ -411,9 +387,7 @@ def _finite_difference_norms(function, X, step, scale, names=None):
     # float64 first unless the input is float32; float32 if float64 is refused.
     dtypes = [np.float32] if X.dtype == np.float32 else [np.float64, np.float32]
     norms = np.empty(n)
-    # Rows at a time, so that a sparse input is made dense in bounded chunks
-    # and every batch stays within _FD_CHUNK_ELEMENTS (for wide inputs, a
-    # block of columns at a time).
+    # Chunks of rows (and for wide inputs blocks of columns) bound the memory.
     rows = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * d * d))
     block = max(1, _FD_CHUNK_ELEMENTS // max(1, 2 * min(rows, n) * d))
 
@@ -503,22 +477,17 @@ class DREGScorer:
     """Scorer of the gradient tail ratio tau, following sklearn's protocol.
 
     ``scorer(estimator, X, y=None)`` returns :func:`gradient_tail_ratio` of
-    :func:`gradient_norms` on ``X``: one rule for every model, so the taus
-    of smooth models are comparable (a tree ensemble's depends on
-    ``step``). It works wherever sklearn accepts a scoring callable.
+    :func:`gradient_norms` on ``X``, wherever sklearn accepts a scoring callable.
 
     Parameters
     ----------
     q : float, default=99
-        Percentile of the tail; ``q=99`` is the paper's tau (p99/mean). On
-        small test folds prefer ``q=95``, or pool norms across folds (see
-        Notes).
+        Percentile of the tail (the paper's tau is p99/mean); on small test
+        folds prefer ``q=95``, or pool norms across folds (see Notes).
     negate : bool, default=False
-        ``True`` returns ``-tau`` so that greater is better, for selecting
-        models with a low tau (sklearn's ``neg_`` convention).
+        Return ``-tau``, so that greater is better (sklearn's ``neg_``).
     response_method : str, default="auto"
-        What is differentiated for non-CR estimators; see
-        :func:`gradient_norms`.
+        For non-CR estimators, as in :func:`gradient_norms`.
     step : float, default=1e-3
         Relative finite-difference step for non-CR estimators.
 

@@ -1,17 +1,10 @@
-r"""Function-preserving growth of residual CR networks.
+r"""Function-preserving growth of residual CR networks; see :ref:`growth`.
 
-A residual block ``h -> h + U phi(W RMSNorm(h))`` inserted with ``U = 0``
-leaves the network's function unchanged (the trained model is the
-"jumpboard"); training continues with ``warm_start=True``. At ``U = 0`` the
-only non-zero gradient of the block is
-
-.. math:: \nabla_U L = \frac1n \sum_i \frac{\partial \ell_i}{\partial h_i}\,
-          \phi(W\,\mathrm{RMSNorm}(h_i))^\top ,
-
-whose norm, the *first-order signal*, says whether depth helps to first
-order. In a residual estimator ``hidden_layer_sizes`` is the stem width,
-then each block's inner width; the expansions update it, so that ``clone``
-builds the grown size.
+A residual block inserted with a zero projection ``U`` leaves the network's
+function unchanged, and the norm of the loss gradient with respect to ``U``
+there, the *first-order signal*, says whether the block helps to first
+order. The expansions update ``hidden_layer_sizes`` (the stem width, then
+each block's inner width), so that ``clone`` builds the grown size.
 """
 
 import copy
@@ -66,8 +59,9 @@ def _check_residual(estimator):
 
 
 def _block_seed(estimator, network, kind, index, random_state):
-    """Seed of a new block from the estimator's seed and the site (the block
-    :func:`first_order_signal` measures is the one :func:`expand_depth` adds).
+    """Seed of a new block from the estimator's seed and the site.
+
+    :func:`first_order_signal` measures the block :func:`expand_depth` adds.
     """
     if random_state is None:
         base = int(getattr(estimator, "_seed", 0))
@@ -121,21 +115,17 @@ def first_order_signal(
     y : array-like of shape (n_samples,)
         Targets.
     kind : {"depth", "width"}, default="depth"
-        A block inserted (in a float64 copy) before block ``p``, for ``p`` in
-        ``0 .. n_blocks``, or ``n_units`` units with zero outgoing weights
-        added to each block.
+        A block inserted before block ``p``, for ``p`` in ``0 .. n_blocks``, or
+        ``n_units`` units with zero outgoing weights added to each block.
     n_units : int, optional
-        Units added per block for ``kind="width"``; the stream width by
-        default.
+        Units added per block for ``kind="width"``; the stream width by default.
     random_state : int, RandomState instance or None, default=None
-        Seeds the new block's inner layer; ``None`` derives it from the
-        estimator's, as :func:`expand_depth` does (the same block).
+        Seeds the new block; ``None`` derives it as :func:`expand_depth` does.
 
     Returns
     -------
     signal : ndarray of shape (n_blocks + 1,) for depth, (n_blocks,) for width
-        The norm of the data loss's gradient with respect to the new
-        parameters, per site.
+        The gradient norm of the data loss in the new parameters, per site.
 
     Examples
     --------
@@ -184,7 +174,7 @@ def expand_depth(
 ):
     """Insert zero-initialised (identity) residual blocks into a fitted estimator.
 
-    Predictions are unchanged (up to float rounding); continue training with
+    Predictions are unchanged (up to rounding); continue training with
     ``expanded.set_params(warm_start=True).fit(X, y)``.
 
     Parameters
@@ -281,16 +271,11 @@ def _estimator_has(attr):
 class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     """Grow a residual CR network block by block, guided by the first-order signal.
 
-    Starting from ``estimator`` (shallow, e.g. ``hidden_layer_sizes=(32,)``),
-    each step measures :func:`first_order_signal` on the growth-training
-    data, inserts a zero-initialised block at the strongest position (or
-    widens the block with the strongest width signal), fine-tunes with
-    ``warm_start`` and keeps the expansion only if the training loss is no
-    worse (the substitution rule; a rejected site waits for a kept step).
-    Growth stops when the best signal is below ``tol``, the validation loss
-    has not improved for ``n_iter_no_change`` kept steps, or the budget is
-    spent. The kept model with the lowest validation loss is the final one;
-    prediction methods delegate to it.
+    Each step inserts a zero-initialised block where :func:`first_order_signal`
+    is strongest (or widens a block), fine-tunes with ``warm_start`` and keeps
+    the step only if the training loss is no worse. The kept model with the
+    lowest validation loss is the final one; prediction methods delegate to it.
+    See :ref:`growth`.
 
     Parameters
     ----------
@@ -301,22 +286,21 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     max_steps : int, default=8
         Largest number of growth steps (kept or rejected).
     tol : float, default=1e-3
-        Stop when the strongest first-order signal is below ``tol``. With
-        ``grow="auto"``, a depth signal below ``tol`` switches to width.
+        Stop when the strongest signal is below ``tol``; with ``grow="auto"``,
+        a depth signal below ``tol`` switches to width.
     grow : {"depth", "width", "auto"}, default="depth"
-        What a step expands. ``"width"`` widens existing blocks (it needs at
-        least one). ``"auto"`` deepens while the depth signal is at least
-        ``tol`` and the depth budget allows, else widens.
+        What a step expands: ``"width"`` widens existing blocks (it needs one);
+        ``"auto"`` deepens while the depth signal and budget allow, else widens.
     width_step : int, optional
         Units added to a block by a width step; the stream width by default.
     n_iter_no_change : int, default=1
         Kept steps without a lower validation loss before growth stops.
     validation_fraction : float, default=0.2
         Fraction of the training data held out (stratified for discrete
-        targets) for the validation loss of each step.
+        targets) for each step's validation loss.
     random_state : int, RandomState instance or None, default=None
-        Seeds the hold-out split and, when the wrapped estimator has no
-        ``random_state`` of its own, the networks.
+        Seeds the hold-out split, and the networks when the wrapped estimator
+        has no ``random_state``.
     verbose : int, default=0
         Print one line per step.
 
@@ -654,15 +638,12 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Input samples.
         scale : array-like of shape (n_features,), default=None
-            The unit of each column; ``None``: the selected model's training
-            standard deviations (see
-            :meth:`cr_sklearn.CRClassifier.input_gradient_norms`).
+            The unit of each column; ``None``: the training standard deviations.
 
         Returns
         -------
         norms : ndarray of shape (n_samples,)
-            Frobenius norm of :meth:`jacobian` per sample, each column times
-            its ``scale``.
+            Frobenius norm of :meth:`jacobian` per sample, columns times ``scale``.
         """
         return self._delegate("input_gradient_norms", X, scale=scale)
 

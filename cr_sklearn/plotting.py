@@ -1,8 +1,7 @@
 """Displays of fitted CR networks: learned activations, gradient norms, loss curves.
 
-As scikit-learn's Displays: ``from_estimator`` computes what is drawn (numpy
-arrays) and calls ``plot``, which imports matplotlib, draws and sets ``ax_``
-and ``figure_``.
+As scikit-learn's Displays: ``from_estimator`` computes the arrays drawn and
+calls ``plot``, which imports matplotlib and sets ``ax_`` and ``figure_``.
 """
 
 import numpy as np
@@ -18,8 +17,7 @@ __all__ = ["ActivationDisplay", "GradientNormDisplay", "LossCurveDisplay"]
 
 
 def _cr_estimator(estimator, X=None):
-    """The fitted CR estimator inside ``estimator`` (a pipeline's last step, a
-    meta-estimator's ``estimator_``), and ``X`` as it sees it."""
+    """The fitted CR estimator in ``estimator`` and ``X`` as it sees it."""
     if isinstance(estimator, Pipeline):
         if X is not None:
             X = estimator[:-1].transform(X)
@@ -44,8 +42,7 @@ def _pyplot():
 
 # -- learned activations -----------------------------------------------------
 def _pre_activations(module, X):
-    """``(module, z_min, z_max)`` per activation module, in network order, from
-    one forward pass on ``X`` whose pre-hooks record their inputs."""
+    """``(module, z_min, z_max)`` per activation module, from one pass on ``X``."""
     acts = [
         m for m in module.modules() if isinstance(m, PolyActivation | FixedActivation)
     ]
@@ -83,15 +80,13 @@ def _nonlinearity(grid, values):
 class ActivationDisplay:
     """Learned activation of each neuron, per layer: a grid of small curves.
 
-    A row per activated layer, a column per neuron: its activation
-    ``phi_i(z)`` over the range of pre-activations the data passed to
-    :meth:`from_estimator` produced (KAN-style).
+    A row per activated layer, a column per neuron: ``phi_i(z)`` over the range
+    of pre-activations of the data passed to :meth:`from_estimator`.
 
     Parameters
     ----------
     grids : list of ndarray of shape (n_points, n_shown)
-        Pre-activation values per layer; column ``j`` spans neuron
-        ``neurons[l][j]``'s observed range.
+        Pre-activation values per layer, one column per neuron shown.
     values : list of ndarray of shape (n_points, n_shown)
         The activation at ``grids``.
     neurons : list of ndarray of int
@@ -148,13 +143,12 @@ class ActivationDisplay:
         n_neurons : int, default=8
             Neurons shown per layer (at most the layer's width).
         order : {"nonlinear", "index"}, default="nonlinear"
-            The most nonlinear neurons over their range (largest RMS distance
-            from a straight line), or the first ``n_neurons``.
+            The most nonlinear neurons (largest RMS distance from a straight line),
+            or the first ``n_neurons``.
         n_points : int, default=100
             Points per curve.
         ax : ndarray of matplotlib Axes, default=None
-            A grid of at least ``(n_layers, n_neurons)`` axes; a new figure
-            when None.
+            A grid of at least ``(n_layers, n_neurons)`` axes; None: a new figure.
 
         Returns
         -------
@@ -199,8 +193,7 @@ class ActivationDisplay:
         Parameters
         ----------
         ax : ndarray of matplotlib Axes, default=None
-            A grid of at least ``(n_layers, n_columns)`` axes; a new figure
-            when None.
+            A grid of at least ``(n_layers, n_columns)`` axes; None: a new figure.
         line_kw : dict, default=None
             Extra keyword arguments of ``Axes.plot``.
 
@@ -254,11 +247,9 @@ class ActivationDisplay:
 class GradientNormDisplay:
     """Distribution of per-sample input-gradient norms, with tau.
 
-    One histogram per estimator, its mean (dashed) and ``q``-th percentile
-    (dotted) marked; tau = percentile / mean in the legend (and the title,
-    for one estimator). The norms are those of
-    :func:`~cr_sklearn.gradient_norms`, divided by their mean by default so
-    that models on different scales are comparable.
+    One histogram per estimator of the norms of
+    :func:`~cr_sklearn.gradient_norms` (over their mean by default), its mean
+    (dashed) and ``q``-th percentile (dotted) marked, tau in the legend.
 
     Parameters
     ----------
@@ -324,26 +315,26 @@ class GradientNormDisplay:
         Parameters
         ----------
         estimator : fitted estimator
-            Any fitted model or pipeline (see :func:`~cr_sklearn.gradient_norms`).
+            Any fitted model or pipeline.
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, e.g. a test set.
         name : str, default=None
             Legend label; the class name (of a pipeline's last step) by default.
         q : float, default=99
-            Percentile of the tail (tau's numerator).
+            Percentile of the tail.
         normalize : bool, default=True
             Draw the norms over their mean.
         response_method : str, default="auto"
             For non-CR estimators, as in :func:`~cr_sklearn.gradient_norms`.
         ax : matplotlib Axes, default=None
-            Where to draw (a new figure when None).
+            Axes to draw on; a new figure when None.
         **hist_kw : dict
             Passed to ``Axes.hist``.
 
         Returns
         -------
         display : GradientNormDisplay
-            The display, drawn.
+            The plotted display.
         """
         return cls.from_estimators(
             {name or _model_name(estimator): estimator},
@@ -372,8 +363,7 @@ class GradientNormDisplay:
         Parameters
         ----------
         estimators : dict of str to estimator, or list of estimators
-            Fitted models, by name (a list is named by class names); compared
-            in the same space when they read the same input.
+            Fitted models by name (a list is named by class names).
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, the same for all.
         q : float, default=99
@@ -381,12 +371,11 @@ class GradientNormDisplay:
         normalize : bool, default=True
             Divide each model's norms by their mean.
         response_method : str, default="auto"
-            What is differentiated for non-CR estimators; see
-            :func:`~cr_sklearn.gradient_norms`.
+            For non-CR estimators, as in :func:`~cr_sklearn.gradient_norms`.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure when None.
         **hist_kw : dict
-            Extra keyword arguments of ``Axes.hist``.
+            Passed to ``Axes.hist``.
 
         Returns
         -------
@@ -467,10 +456,9 @@ def _model_name(estimator):
 class LossCurveDisplay:
     """Training and validation loss per epoch, and the validation score.
 
-    Losses on the left axis, the validation score on a twin right axis. The
-    training loss includes the DREG term, whose contribution (``dreg_lambda
-    * penalty``) is drawn too when recorded; the epoch early stopping
-    restored is marked.
+    Losses on the left axis, the validation score on a twin right axis, the
+    DREG term of the training loss and the epoch early stopping restored marked
+    when recorded.
 
     Parameters
     ----------
@@ -496,8 +484,8 @@ class LossCurveDisplay:
     figure_ : matplotlib Figure
         Figure containing the plot.
     lines_ : dict of str to matplotlib Line2D
-        ``"train_loss"``, ``"valid_loss"``, ``"penalty"``, ``"valid_score"``
-        and ``"best_epoch"``, those drawn.
+        Those drawn of ``"train_loss"``, ``"valid_loss"``, ``"penalty"``,
+        ``"valid_score"`` and ``"best_epoch"``.
 
     Examples
     --------
@@ -563,7 +551,6 @@ class LossCurveDisplay:
             valid_loss=column("valid_loss"),
             valid_score=column("valid_score"),
             penalty=column("penalty", lam) if lam else None,
-            # As recorded by the fit (with the relative threshold tol).
             best_epoch=getattr(cr, "best_epoch_", None),
         )
         return display.plot(ax=ax)
@@ -574,8 +561,7 @@ class LossCurveDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
-            Axes for the losses (the score goes on a twin axis); a new figure
-            when None.
+            Axes for the losses (the score goes on a twin axis); None: a new figure.
 
         Returns
         -------
@@ -583,8 +569,7 @@ class LossCurveDisplay:
             With ``ax_``, ``score_ax_``, ``figure_`` and ``lines_`` set.
         """
         if ax is None:
-            # Constrained layout keeps the right axis label and the legend
-            # above the axes inside the figure.
+            # Constrained layout keeps the right label and the legend in the figure.
             _, ax = _pyplot().subplots(figsize=(7, 4.5), layout="constrained")
         self.lines_ = {}
         penalty = "dreg_lambda x penalty (in the train loss)"

@@ -1,8 +1,8 @@
 """Selective prediction: which predictions to trust, and how much to reject.
 
 Risk-coverage curves and their area (AURC, E-AURC), a scorer, confidence
-signals, a Display, and :class:`SelectiveClassifier`, a cross-fitted
-combination of the signals with a rejection threshold of guaranteed risk.
+signals, a Display, and :class:`SelectiveClassifier`, which combines the
+signals and rejects below a threshold of guaranteed risk.
 """
 
 from ._classifier import SelectiveClassifier

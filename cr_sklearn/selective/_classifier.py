@@ -37,8 +37,7 @@ __all__ = ["SelectiveClassifier"]
 
 # -- selection with guaranteed risk (Geifman & El-Yaniv 2017) ----------------
 def _binomial_upper_bound(n_events, n, delta):
-    """Clopper-Pearson upper bound on a rate (the ``B*`` of Geifman & El-Yaniv):
-    the largest ``b`` with ``P(Binomial(n, b) <= n_events) >= delta``."""
+    """Clopper-Pearson upper bound on a rate (the ``B*`` of Geifman & El-Yaniv)."""
     if n == 0 or n_events >= n:
         return 1.0
     return float(stats.beta.ppf(1.0 - delta, n_events + 1, n - n_events))
@@ -47,8 +46,7 @@ def _binomial_upper_bound(n_events, n, delta):
 def _risk_bound(losses, delta, n_levels):
     """Upper confidence bound (level ``1 - delta``) on the mean of ``losses``.
 
-    ``losses`` in ``{0, ..., n_levels}``: the mean is the sum over ``t`` of
-    ``P(loss >= t)``, each bounded at ``delta / n_levels`` (a union bound).
+    For losses in ``{0, ..., n_levels}``: a union bound over ``P(loss >= t)``.
     """
     n = len(losses)
     return sum(
@@ -60,19 +58,15 @@ def _risk_bound(losses, delta, n_levels):
 def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=1):
     """SGR: ``(threshold, bound)`` of selective risk at most ``target_risk``.
 
-    Binary search over the sorted ``confidence`` for the lowest threshold
-    whose risk bound at level ``delta / k`` is below ``target_risk``, ``k =
-    ceil(log2(m))`` tested thresholds (Geifman & El-Yaniv, NeurIPS 2017,
-    Algorithm 1): with probability ``1 - delta`` over the ``m`` i.i.d.
-    samples, the selective risk on new data is at most the bound. ``(inf,
+    Binary search over the sorted ``confidence`` at level ``delta / k``, ``k =
+    ceil(log2(m))`` (Geifman & El-Yaniv, NeurIPS 2017, Algorithm 1); ``(inf,
     nan)`` when no tested threshold meets the target.
     """
     m = len(losses)
     order = np.sort(confidence)
     n_steps = max(1, math.ceil(math.log2(m))) if m > 1 else 1
     level = delta / n_steps
-    # The candidates are the positions z_min < z <= z_max: all m of them,
-    # full coverage (z = 0) included; ceil(log2(m)) halvings reach one.
+    # Candidates z_min < z <= z_max: all m, full coverage (z = 0) included.
     z_min, z_max = -1, m - 1
     best = (np.inf, np.nan)
     for _ in range(n_steps):
@@ -104,9 +98,7 @@ def _fit_combiner(signals, losses, loss):
 
 
 def _combine(combiner, signals, reference):
-    """Confidence from the combiner: the probability of a correct prediction,
-    or minus the predicted absolute error; without one (constant losses), the
-    mean of the signals standardised on ``reference``."""
+    """Confidence from the combiner, or the mean standardised signal without one."""
     if combiner is None:
         scale = reference.std(axis=0)
         scale[~(scale > 0)] = 1.0
@@ -136,19 +128,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Predict, and say which predictions to trust: a selective classifier.
 
     A cross-fitted meta-estimator around any classifier (or
-    :class:`~cr_sklearn.CROrdinalRegressor`):
-
-    1. On each of the ``cv`` folds, the base estimator fitted on the other
-       folds gives its predictions and :func:`confidence_signals`.
-    2. A combiner learns from those which predictions are right (a logistic
-       regression of correctness on the standardised signals; a Poisson
-       regression of the absolute error for an ordinal model): the
-       :meth:`confidence`, unless a single signal ranks the out-of-fold
-       errors better (``confidence_source_``).
-    3. With ``target_risk``, selection with guaranteed risk (SGR; Geifman &
-       El-Yaniv, 2017) chooses the largest coverage whose binomial upper
-       bound on the selective risk, at level ``1 - delta``, is below it.
-    4. The base estimator is refitted on all the data (``estimator_``).
+    :class:`~cr_sklearn.CROrdinalRegressor`): the base estimator fitted on
+    ``cv`` folds gives out-of-fold predictions and :func:`confidence_signals`;
+    a combiner learns from those which predictions are right (the
+    :meth:`confidence`, unless a single signal ranks the errors better); with
+    ``target_risk``, selection with guaranteed risk (SGR; Geifman & El-Yaniv,
+    2017) picks the threshold; the base estimator is refitted on all the data.
+    See :ref:`reliability`.
 
     Parameters
     ----------
@@ -160,16 +146,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=5
         The cross-fitting splits, as in ``cross_validate``.
     target_risk : float or None, default=None
-        The selective risk to guarantee: an error rate, or a mean absolute
-        error in ranks for ordinal models. ``None``: every prediction is
-        accepted, and ``risk_bound_`` is the bound at full coverage.
+        The selective risk to guarantee (an error rate, or a mean absolute
+        error in ranks); ``None`` accepts every prediction.
     delta : float, default=0.05
-        The guarantee holds with probability at least ``1 - delta`` over the
-        draw of the training data.
+        The guarantee holds with probability at least ``1 - delta``.
     loss : {"auto", "zero_one", "absolute"}, default="auto"
-        The risk. ``"auto"``: for ordinal models (with
-        ``predict_cumulative_proba``) the absolute error in ranks, positions
-        in ``classes_``; the zero-one loss otherwise.
+        The risk; ``"auto"``: the absolute error in ranks for ordinal models,
+        the zero-one loss otherwise.
     n_passes : int, default=30
         Forward passes of the ``"mc_dropout"`` signal.
     n_jobs : int, default=None
@@ -188,20 +171,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     loss_ : str
         ``"zero_one"`` or ``"absolute"``.
     combiner_ : Pipeline or None
-        The combiner fitted on all the out-of-fold signals; ``None`` if every
-        out-of-fold loss was the same (then the mean standardised signal).
+        The combiner fitted on the out-of-fold signals (a logistic regression
+        of correctness, or a Poisson regression of the absolute error);
+        ``None`` if every out-of-fold loss was the same.
     confidence_source_ : str
         ``"combined"`` or the signal whose out-of-fold AURC is lower.
     cv_aurc_ : dict
         Out-of-fold AURC of each signal and of ``"combined"``.
     threshold_ : float
-        Predictions with ``confidence(X) >= threshold_`` are accepted:
-        ``-inf`` without ``target_risk``, ``inf`` (with a warning) when no
-        threshold meets it.
+        Predictions with ``confidence(X) >= threshold_`` are accepted; ``-inf``
+        without ``target_risk``, ``inf`` (with a warning) when none meets it.
     risk_bound_, coverage_, cv_risk_ : float
-        At ``threshold_``: the upper bound on the selective risk, and the
-        share and empirical risk of the out-of-fold predictions accepted
-        (``nan`` when none is).
+        At ``threshold_``: the bound on the selective risk, and the share and
+        risk of the out-of-fold predictions accepted (``nan`` when none is).
     cv_signals_, cv_confidence_, cv_loss_ : ndarray
         The out-of-fold signals, confidence and loss of each sample.
     n_features_in_ : int
@@ -216,12 +198,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    The guarantee is exact for a model trained like the fold models on new
-    i.i.d. data; the refitted ``estimator_`` is trained on more data. SGR's
-    binary search assumes that the bound falls as the threshold rises, and
-    for the absolute loss the bound is a union of binomial bounds on
-    ``P(loss >= t)`` (conservative). :meth:`score` returns minus the AURC of
-    :meth:`confidence`, so that a grid search picks the best ranking.
+    The guarantee is exact for a model trained like the fold models;
+    ``estimator_`` is trained on more data. For the absolute loss the bound is
+    a union of binomial bounds (conservative). :meth:`score` is minus the AURC.
 
     Examples
     --------
@@ -337,8 +316,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "The out-of-fold signals contain non-finite values: check the "
                 "base estimator's predictions."
             )
-        # The threshold is chosen on confidences each from a combiner that did
-        # not see its sample: held out for the base model and the combiner.
+        # Each confidence from a combiner that did not see its sample.
         self.cv_confidence_ = np.empty(n)
         for _, test in splits:
             rest = np.setdiff1d(np.arange(n), test)
@@ -347,10 +325,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 combiner, self.cv_signals_[test], self.cv_signals_[rest]
             )
         self.combiner_ = _fit_combiner(self.cv_signals_, self.cv_loss_, loss)
-        # The combination must earn its place out of fold: a single signal
-        # that ranks the out-of-fold errors better (the combiner can overfit
-        # few errors, or a signal can shift between fold models and the
-        # refit) is used alone instead.
+        # A single signal that ranks the out-of-fold errors better is used
+        # alone (the combiner can overfit few errors).
         areas = {
             name: _losses_area(self.cv_loss_, self.cv_signals_[:, j])
             for j, name in enumerate(self.signals_)
@@ -391,24 +367,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def threshold_for_risk(self, target_risk, *, delta=None):
         """The guaranteed-risk threshold for another target, without refitting.
 
-        The SGR search of :meth:`fit` on ``cv_confidence_`` and ``cv_loss_``.
-
         Parameters
         ----------
         target_risk : float
             The selective risk to guarantee (positive).
         delta : float, default=None
-            The guarantee's failure probability; the ``delta`` parameter by
-            default.
+            The guarantee's failure probability; the ``delta`` parameter by default.
 
         Returns
         -------
         threshold : float
-            Accept ``confidence(X) >= threshold``; ``inf`` when no threshold
-            meets the target.
+            Accept ``confidence(X) >= threshold``; ``inf`` when none meets the target.
         risk_bound : float
-            The upper confidence bound on the selective risk at
-            ``threshold`` (``nan`` when none is found).
+            The bound on the selective risk at ``threshold`` (``nan`` without one).
         """
         check_is_fitted(self)
         delta = self.delta if delta is None else delta
@@ -435,8 +406,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted labels; see :meth:`predict_selective` for which to
-            trust.
+            Predicted labels; :meth:`predict_selective` says which to trust.
         """
         check_is_fitted(self)
         return self.estimator_.predict(X)
@@ -459,17 +429,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.predict_proba(X)
 
     def _gradient_estimator(self):
-        # gradient_norms and DREGScorer differentiate the refitted base
-        # estimator, whose predictions these are.
+        # gradient_norms and DREGScorer differentiate the refitted estimator.
         check_is_fitted(self)
         return self.estimator_
 
     def confidence(self, X):
-        """The combined confidence in each prediction (higher = trust more).
+        """The confidence in each prediction (higher = trust more).
 
-        The combiner's probability that the prediction is right (minus its
-        expected absolute error for the absolute loss), or the signal that
-        ``confidence_source_`` names.
+        The combiner's probability that the prediction is right (minus its expected
+        absolute error), or the signal ``confidence_source_`` names.
 
         Parameters
         ----------
@@ -508,8 +476,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             Predicted labels (as :meth:`predict`).
         accepted : ndarray of shape (n_samples,) of bool
-            ``confidence(X) >= threshold_``: the predictions covered by the
-            risk guarantee; the others are to be deferred.
+            ``confidence(X) >= threshold_``: the predictions the guarantee covers.
         """
         return self.predict(X), self.confidence(X) >= self.threshold_
 
@@ -528,8 +495,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         score : float
-            ``-aurc_score(y, predict(X), confidence(X))`` with the loss of
-            ``loss_``: greater is better.
+            ``-aurc_score`` with the loss ``loss_``: greater is better.
         """
         labels = self.classes_ if self.loss_ == "absolute" else None
         return -aurc_score(

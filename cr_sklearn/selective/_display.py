@@ -28,9 +28,7 @@ _GRID = np.linspace(0.0, 1.0, 401)[1:]
 
 
 def _risk_at(coverage, risk, grid):
-    """The exact risk of the curve ``(coverage, risk)`` at ``grid`` in (0, 1]:
-    inside a tie group at the group's mean loss, so that the area under the
-    drawn line is the AURC."""
+    """The exact risk of the curve at ``grid`` (a tie group at its mean loss)."""
     share = risk * coverage
     k = np.minimum(np.searchsorted(coverage, grid), len(coverage) - 1)
     a = np.where(k > 0, coverage[np.maximum(k - 1, 0)], 0.0)
@@ -56,18 +54,15 @@ def _model_name(estimator):
 class RiskCoverageDisplay:
     """Risk-coverage curves: the risk of the kept predictions at each coverage.
 
-    Each curve rejects the predictions of lowest confidence first (see
-    :func:`~cr_sklearn.risk_coverage_curve`); a lower curve (and AURC, in
-    the legend) ranks the errors later. The **oracle** ordering (errors
-    last) and a **random** one (a flat line at the overall risk) share the
-    axis. Call :meth:`from_estimator` again with ``ax=display.ax_`` to add
-    another model.
+    A lower curve (and AURC, in the legend) ranks the errors later; the oracle
+    (errors last) and random orderings share the axis. Pass ``ax=display.ax_``
+    to :meth:`from_estimator` to add another model.
 
     Parameters
     ----------
     coverage, risk : dict of str to ndarray
-        Coverage and risk of each curve, by signal name (as
-        :func:`~cr_sklearn.risk_coverage_curve` returns them).
+        Coverage and risk of each curve, by signal name, as
+        :func:`~cr_sklearn.risk_coverage_curve` returns them.
     aurc : dict of str to float, default=None
         AURC of each curve, shown in the legend.
     oracle : tuple of (ndarray, ndarray), default=None
@@ -151,10 +146,8 @@ class RiskCoverageDisplay:
         ----------
         y_true, y_pred : array-like of shape (n_samples,)
             True and predicted labels.
-        confidence : array-like of shape (n_samples,) or dict of str to \
-                array-like
-            One confidence per sample (higher = kept longer), or several by
-            name, one curve each.
+        confidence : array-like of shape (n_samples,) or dict of str to array-like
+            One confidence per sample (higher = kept longer), or several by name.
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
         loss : {"zero_one", "absolute"}, default="zero_one"
@@ -226,31 +219,28 @@ class RiskCoverageDisplay:
         y : array-like of shape (n_samples,)
             True labels.
         signals : "auto", str or list of str, default="auto"
-            Signals of :func:`~cr_sklearn.confidence_signals`, one curve
-            each.
+            Signals of :func:`~cr_sklearn.confidence_signals`, one curve each.
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
         loss : {"auto", "zero_one", "absolute"}, default="auto"
-            The per-sample loss; ``"auto"`` is the absolute error in ranks
-            for ordinal models, the zero-one loss otherwise.
+            The per-sample loss; ``"auto"``: the absolute error in ranks for
+            ordinal models, else the zero-one loss.
         name : str, default=None
-            Prefix of the legend labels; the class name of the model when
-            ``ax`` already holds curves, none otherwise.
+            Prefix of the legend labels; the model's class name when ``ax``
+            already holds curves.
         n_passes : int, default=30
             Forward passes of the ``"mc_dropout"`` signal.
         random_state : int, RandomState instance or None, default=0
             Seeds the ``"mc_dropout"`` signal.
         plot_oracle, plot_random : bool, default=True
-            Draw the oracle and the random ordering of this model's
-            predictions.
+            Draw the oracle and the random ordering of this model's predictions.
         ax : matplotlib Axes, default=None
-            Where to draw, another model's display's ``ax_`` for instance (a
-            new figure when None).
+            Axes to draw on (e.g. another display's ``ax_``); a new figure when None.
 
         Returns
         -------
         display : RiskCoverageDisplay
-            The display, drawn.
+            The plotted display.
         """
         loss = _resolve_loss(estimator, loss)
         values = confidence_signals(
@@ -286,19 +276,17 @@ class RiskCoverageDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure (constrained layout, room for the
-            legend on the right) when None.
+            Axes to draw on; a new figure when None.
         plot_oracle, plot_random : bool, default=True
-            Draw the oracle and the random ordering (when the display has
-            them).
+            Draw the oracle and the random ordering (when the display has them).
         line_kw : dict, default=None
             Extra keyword arguments of ``Axes.plot`` for the signal curves.
 
         Returns
         -------
         self : RiskCoverageDisplay
-            With ``ax_``, ``figure_``, ``line_``, ``lines_``,
-            ``oracle_line_`` and ``random_line_`` set.
+            With ``ax_``, ``figure_``, ``line_``, ``lines_``, ``oracle_line_`` and
+            ``random_line_`` set.
         """
         try:
             import matplotlib.pyplot as plt

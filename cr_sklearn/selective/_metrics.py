@@ -1,13 +1,10 @@
 """Risk-coverage curves of selective prediction and the area under them.
 
-A selective predictor answers only where its confidence is high enough and
-rejects the rest. Sweeping the threshold from the most to the least
-confident sample traces the *risk-coverage curve*: the share of (weighted)
-samples kept against the mean loss of those kept. Its area (AURC) is low
-when the confidence ranks the errors last; the excess over the oracle
-ordering (E-AURC) removes the part that only restates the error rate
-(Geifman, Uziel and El-Yaniv, "Bias-reduced uncertainty estimation for deep
-neural classifiers", ICLR 2019).
+Rejecting the least confident samples first traces the *risk-coverage
+curve*: the (weighted) share of samples kept against their mean loss. Its
+area (AURC) is low when the confidence ranks the errors last; its excess
+over the oracle ordering (E-AURC) does not restate the error rate (Geifman,
+Uziel and El-Yaniv, ICLR 2019).
 """
 
 import numpy as np
@@ -60,8 +57,7 @@ def _check_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight must be finite and non-negative.")
     if not weight.any():
         raise ValueError("sample_weight must not sum to zero.")
-    # Only shares of the total weight matter: scaled to a largest weight of 1,
-    # sums of huge weights (1e308) cannot overflow to inf.
+    # Only shares matter; scaled to a largest weight of 1, sums cannot overflow.
     return weight / weight.max()
 
 
@@ -114,9 +110,8 @@ def _sample_losses(y_true, y_pred, loss="zero_one", labels=None):
 def _curve(losses, confidence, weight):
     """``(coverage, loss_share, thresholds)`` at the end of each tie group.
 
-    Accepting every sample with ``confidence >= thresholds[k]`` keeps
-    ``coverage[k]`` of the total weight and ``loss_share[k]`` of
-    ``sum(weight * loss) / sum(weight)``; groups of zero weight are dropped.
+    ``confidence >= thresholds[k]`` keeps ``coverage[k]`` of the weight and
+    ``loss_share[k]`` of the weighted mean loss; zero-weight groups are dropped.
     """
     order = np.argsort(-confidence, kind="stable")
     conf = confidence[order]
@@ -132,10 +127,9 @@ def _curve(losses, confidence, weight):
 def _area(coverage, loss_share):
     """Exact area under the risk-coverage curve of :func:`_curve`'s output.
 
-    Inside a tie group the accepted share grows continuously at the group's
-    mean loss ``m``: over ``(a, b]`` the risk is ``(L + m (c - a)) / c``,
-    whose integral is ``m (b - a) + (L - m a) log(b / a)`` (``m b`` for the
-    first group).
+    Inside a tie group the kept share grows at the group's mean loss ``m``: over
+    ``(a, b]`` the integral of ``(L + m (c - a)) / c`` is ``m (b - a) + (L - m
+    a) log(b / a)`` (``m b`` for the first group).
     """
     a = np.concatenate([[0.0], coverage[:-1]])
     before = np.concatenate([[0.0], loss_share[:-1]])
@@ -169,10 +163,9 @@ def risk_coverage_curve(
 ):
     """Risk of the retained predictions at every coverage.
 
-    The predictions with the lowest ``confidence`` are rejected first. At
-    each distinct confidence value ``t`` every sample with ``confidence >=
-    t`` is kept: tied samples are kept or rejected together (a constant
-    confidence has a single point, at coverage 1).
+    The predictions with the lowest ``confidence`` are rejected first; tied
+    samples are kept or rejected together (a constant confidence has a single
+    point, at coverage 1).
 
     Parameters
     ----------
@@ -181,20 +174,16 @@ def risk_coverage_curve(
     y_pred : array-like of shape (n_samples,)
         Predicted labels.
     confidence : array-like of shape (n_samples,)
-        Confidence in each prediction (higher = kept longer), without NaN
-        (``-inf`` is rejected first).
+        Confidence in each prediction (higher = kept longer), without NaN.
     sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights: coverage is the kept share of the total weight and
-        risk the weighted mean loss of the kept samples.
+        Sample weights: coverage is a share of the total weight.
     loss : {"zero_one", "absolute"}, default="zero_one"
-        The per-sample loss: 1 for a wrong label (the risk is the error
-        rate), or the distance between the positions of the true and the
-        predicted label in ``labels`` (a mean absolute error in ranks).
+        The per-sample loss: 1 for a wrong label, or the distance between the
+        positions of the true and predicted labels in ``labels``.
     labels : array-like of shape (n_classes,), default=None
-        The order of the labels for ``loss="absolute"``, lowest first (e.g.
-        an ordinal estimator's ``classes_``); by default the sorted labels
-        when they are numbers (strings have no order to read: a
-        ``ValueError`` asks for it).
+        The order of the labels for ``loss="absolute"``, lowest first (e.g. an
+        ordinal estimator's ``classes_``); by default the sorted labels, which
+        must be numbers.
 
     Returns
     -------
@@ -203,8 +192,7 @@ def risk_coverage_curve(
     risk : ndarray of shape (n_thresholds,)
         Mean loss of the kept samples at each coverage.
     thresholds : ndarray of shape (n_thresholds,)
-        Decreasing: ``coverage[k]`` keeps the samples with ``confidence >=
-        thresholds[k]``.
+        Decreasing: ``coverage[k]`` keeps ``confidence >= thresholds[k]``.
 
     See Also
     --------
@@ -232,22 +220,18 @@ def aurc_score(
 ):
     """Area under the risk-coverage curve (AURC); lower is better.
 
-    Inside a group of tied confidences the kept share grows at the group's
-    mean loss (as in a random order), so ties are neither rewarded nor
-    penalised and a constant confidence scores the overall risk. The oracle
-    ordering (lowest loss first) has the smallest AURC, ``r + (1 - r) log(1
-    - r)`` for the zero-one loss at error rate ``r``: AURC mostly restates
-    the risk, so compare signals of the same predictions, or use
-    :func:`eaurc_score`.
+    Ties are scored as a random order within the group, so a constant
+    confidence scores the overall risk. AURC mostly restates the risk: compare
+    signals of the same predictions, or use :func:`eaurc_score`.
 
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
         True and predicted labels.
     confidence : array-like of shape (n_samples,)
-        Confidence in each prediction, higher for predictions kept longer.
+        Confidence in each prediction (higher = kept longer).
     sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights (coverage is a share of the total weight).
+        Sample weights.
     loss : {"zero_one", "absolute"}, default="zero_one"
         The per-sample loss; see :func:`risk_coverage_curve`.
     labels : array-like of shape (n_classes,), default=None
@@ -288,23 +272,21 @@ def eaurc_score(
 ):
     """Excess AURC: :func:`aurc_score` minus the AURC of the oracle ordering.
 
-    The oracle keeps the samples in order of increasing loss (Geifman et al.
-    2019): E-AURC is 0 for a confidence that ranks every error after every
-    correct prediction and, unlike AURC, does not reward a lower error rate
-    by itself. Lower is better.
+    The oracle keeps samples in order of increasing loss, so E-AURC is 0 when
+    every error is ranked after every correct prediction. Lower is better.
 
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
         True and predicted labels.
     confidence : array-like of shape (n_samples,)
-        Confidence in each prediction (higher = kept longer), without NaN.
+        Confidence in each prediction (higher = kept longer).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     loss : {"zero_one", "absolute"}, default="zero_one"
-        The per-sample loss, as for :func:`aurc_score`.
+        The per-sample loss; see :func:`risk_coverage_curve`.
     labels : array-like of shape (n_classes,), default=None
-        The labels' order for ``loss="absolute"``.
+        The order of the labels for ``loss="absolute"``.
 
     Returns
     -------

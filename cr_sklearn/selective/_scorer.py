@@ -38,9 +38,7 @@ class _AURCScorer:
         loss = _resolve_loss(estimator, self.loss)
         labels = getattr(estimator, "classes_", None) if loss == "absolute" else None
         if labels is not None and not _is_ordinal(estimator):
-            # An ordinal model's classes_ are the order; another classifier's
-            # are sorted, an order for numbers only (aurc_score refuses to
-            # guess one for strings).
+            # Another classifier's sorted classes_ are an order for numbers only.
             labels = labels if np.asarray(labels).dtype.kind in "biuf" else None
         metric = eaurc_score if self.excess else aurc_score
         value = metric(
@@ -64,11 +62,9 @@ def make_aurc_scorer(
 ):
     """A scorer of the AURC of a confidence signal, for model selection.
 
-    ``scorer(estimator, X, y)`` ranks ``estimator.predict(X)`` by the signal
-    and returns minus :func:`aurc_score` (or :func:`eaurc_score`): greater is
-    better, as model selection expects. For ordinal models the risk is the
-    absolute error in ranks. ``cr_sklearn.neg_aurc_scorer`` is
-    ``make_aurc_scorer()``.
+    ``scorer(estimator, X, y)`` returns minus :func:`aurc_score` (or
+    :func:`eaurc_score`) of ``estimator.predict(X)`` ranked by the signal.
+    ``cr_sklearn.neg_aurc_scorer`` is ``make_aurc_scorer()``.
 
     Parameters
     ----------
@@ -78,13 +74,11 @@ def make_aurc_scorer(
     excess : bool, default=False
         Score the excess over the oracle ordering (E-AURC).
     loss : {"auto", "zero_one", "absolute"}, default="auto"
-        The per-sample loss; ``"auto"`` is ``"absolute"`` for ordinal
-        models.
+        The per-sample loss; ``"auto"``: ``"absolute"`` for ordinal models.
     n_passes : int, default=30
         Forward passes of the ``"mc_dropout"`` signal.
     random_state : int, RandomState instance or None, default=0
-        Seeds the ``"mc_dropout"`` signal (fixed: a model's score does not
-        change between calls).
+        Seeds the ``"mc_dropout"`` signal (fixed, so scores are repeatable).
 
     Returns
     -------

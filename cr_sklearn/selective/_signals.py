@@ -1,9 +1,8 @@
 """Confidence signals of fitted estimators: higher means more trusted.
 
-The estimators are duck-typed through their public API: ``predict_proba``,
-``predict`` and ``classes_``; ``input_sensitivity``, ``input_distance``,
-``module_`` and ``dropout`` for CR estimators; ``predict_cumulative_proba``
-marks an ordinal model.
+Estimators are duck-typed: ``predict_proba``, ``predict``, ``classes_``; the
+CR ones by ``input_sensitivity``, ``input_distance``, ``module_`` and
+``dropout``; an ordinal model by ``predict_cumulative_proba``.
 """
 
 import copy
@@ -129,8 +128,7 @@ def _check_signals(signals, estimator=None, loss="auto"):
 
 
 def _probability_signals(proba, pred, loss, median):
-    """``(max_proba, margin)`` of the predicted positions ``pred`` (see
-    :func:`confidence_signals`)."""
+    """``(max_proba, margin)`` of the predicted positions ``pred``."""
     n, k = proba.shape
     rows = np.arange(n)
     p_pred = proba[rows, pred]
@@ -196,8 +194,7 @@ def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
     devices = list(range(torch.cuda.device_count())) if cuda else []
     values = np.empty((n_passes, X.shape[0]))
     with torch.random.fork_rng(devices=devices), torch.no_grad():
-        # The forked default generator, seeded: reproducible masks, and the
-        # caller's random stream is left untouched.
+        # Seeded in the fork: reproducible masks, the caller's stream untouched.
         torch.manual_seed(seed)
         for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
             sl = slice(start, start + _MC_CHUNK_ROWS)
@@ -234,8 +231,7 @@ def _member_disagreement(final, X, pred, loss, median):
 
 
 def _tie_rounding_noise(norms):
-    """Norms rounded to 9 significant digits of the largest: a constant norm
-    (a linear model) is a tie, not an ordering by rounding noise."""
+    """Norms rounded to 9 significant digits of the largest, so constant norms tie."""
     norms = np.asarray(norms, dtype=np.float64)
     scale = np.max(np.abs(norms)) if norms.size else 0.0
     if not scale > 0:
@@ -249,53 +245,41 @@ def confidence_signals(
 ):
     """Per-sample confidence signals of a fitted estimator (higher = trust more).
 
-    Every signal is oriented so that a larger value is a prediction to keep
+    Each signal is oriented so that a larger value is a prediction to keep
     longer, ready for :func:`~cr_sklearn.risk_coverage_curve`:
 
-    - ``"max_proba"``: the predicted probability of the predicted class; for
-      an ordinal model (``loss="absolute"``) the predicted **mass within one
-      class of the prediction**, ``P(|rank(y) - rank(y_pred)| <= 1)``, to
-      match the ordinal risk (it is 1 when every class is within one of the
-      prediction: ``"margin"`` still ranks there).
-    - ``"margin"``: the predicted class's probability minus the largest
-      other one; for an ordinal model predicting the median, the distance of
-      the cumulative probabilities on either side of the prediction to 0.5.
-    - ``"input_sensitivity"`` and ``"input_distance"`` (CR estimators): minus
-      :meth:`~cr_sklearn.CRClassifier.input_sensitivity` and minus
-      :meth:`~cr_sklearn.CRClassifier.input_distance` (the largest z-score
-      against the training data).
-    - ``"mc_dropout"`` (CR estimators with ``dropout > 0``): minus the
-      standard deviation of the ``"max_proba"`` signal over ``n_passes``
-      forward passes of a copy of ``module_`` in training mode, the torch
-      generator seeded from ``random_state``.
-    - ``"member_disagreement"`` (CR estimators with ``n_members > 1``): minus
-      the standard deviation over the members of the ``"max_proba"`` signal
-      of the ensemble's prediction, each member's from its own output.
+    - ``"max_proba"``: the probability of the predicted class; for an ordinal
+      model (``loss="absolute"``) the predicted mass within one class of the
+      prediction, ``P(|rank(y) - rank(y_pred)| <= 1)``.
+    - ``"margin"``: that probability minus the largest other one; for an ordinal
+      model predicting the median, the distance to 0.5 of the cumulative
+      probabilities on either side of the prediction.
+    - ``"input_sensitivity"``, ``"input_distance"`` (CR estimators): minus
+      :meth:`~cr_sklearn.CRClassifier.input_sensitivity` and
+      :meth:`~cr_sklearn.CRClassifier.input_distance`.
+    - ``"mc_dropout"`` (CR, ``dropout > 0``): minus the standard deviation of
+      ``"max_proba"`` over ``n_passes`` passes with dropout on.
+    - ``"member_disagreement"`` (CR, ``n_members > 1``): minus the standard
+      deviation of ``"max_proba"`` over the members.
     - ``"gradient_norm"`` (any model): minus :func:`~cr_sklearn.gradient_norms`
-      with respect to the final step's input in raw units (``scale=1.0``:
-      independent of the batch), rounded to 9 significant digits of the
-      largest norm so that a linear model's constant norm is a tie.
-    - ``"confidence"``: the estimator's own ``confidence(X)``, e.g. of
-      :class:`SelectiveClassifier`.
+      of the final step's input in raw units (``scale=1.0``), so that a linear
+      model's constant norm is a tie.
+    - ``"confidence"``: the estimator's own ``confidence(X)``.
 
     Parameters
     ----------
     estimator : fitted estimator
         A classifier, an ordinal model, or a pipeline ending in one (the CR
-        signals are then taken on the input of the last step).
+        signals are taken on the last step's input).
     X : array-like of shape (n_samples, n_features)
         Samples.
     signals : "auto", str or list of str, default="auto"
-        The signals to compute. ``"auto"``: ``"confidence"`` if the estimator
-        has it, the probability signals with ``predict_proba`` (no
-        ``"margin"`` for two classes, where it ranks like ``"max_proba"``),
-        for CR estimators ``"input_sensitivity"``, ``"input_distance"``,
-        ``"mc_dropout"`` (with dropout) and ``"member_disagreement"`` (with
-        members); ``"gradient_norm"`` for other models.
+        The signals to compute. ``"auto"``: ``"confidence"`` if available, the
+        probability signals (no ``"margin"`` for two classes), the CR signals
+        the model supports, or ``"gradient_norm"`` for other models.
     loss : {"auto", "zero_one", "absolute"}, default="auto"
-        The risk the probability signals rank for. ``"auto"``: ``"absolute"``
-        for ordinal models (with ``predict_cumulative_proba``), else
-        ``"zero_one"``.
+        The risk the probability signals rank for; ``"auto"``: ``"absolute"``
+        for ordinal models, else ``"zero_one"``.
     n_passes : int, default=30
         Forward passes of ``"mc_dropout"``.
     random_state : int, RandomState instance or None, default=None
@@ -378,8 +362,7 @@ def confidence_signals(
                 final, Xt, predicted_positions(), loss, median
             )
         elif name == "gradient_norm":
-            # Raw units of the final step's input, not X's spread: a
-            # sample's signal must not depend on the batch it is scored in.
+            # Raw units: a sample's signal must not depend on its batch.
             norms = gradient_norms(estimator, X, scale=1.0)
             out[name] = -_tie_rounding_noise(norms)
         else:  # "confidence"
