@@ -1,11 +1,4 @@
-"""What the plain and the residual CR networks share (private module).
-
-:class:`BaseCRNetwork` holds the input standardisation and encoding, the
-dropout mask, the member stack, the dispatch of
-:meth:`~BaseCRNetwork.forward_stream` and the modes of the Jacobians; a
-subclass writes its layers, ``forward``, the stream pass and the reverse-mode
-Jacobian.
-"""
+"""What the plain and the residual CR networks share (private module)."""
 
 from dataclasses import dataclass
 
@@ -23,8 +16,8 @@ __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
 class StreamOutput:
     """What one forward pass through a CR network produced.
 
-    With a member axis (``n_members``), every tensor has it first, except
-    ``squared_norms``, summed over the members.
+    With a member axis every tensor has it first, except ``squared_norms``,
+    summed over the members.
 
     Parameters
     ----------
@@ -36,14 +29,13 @@ class StreamOutput:
     weights : list of torch.Tensor of shape (width_l, width_{l-1})
         The effective weight matrix of every activated layer, in order.
     jacobians : list of torch.Tensor of shape (batch, width_l, n_directions) or None
-        Jacobian of each layer output with respect to the (standardised)
-        input, applied to the directions; the output layer's last. ``None``
-        without a stream.
+        Each layer output's Jacobian applied to the directions, the output
+        layer's last; ``None`` without a stream.
     n_directions : int
         Directions the stream carried (0 without a stream).
     squared_norms : list of torch.Tensor or None
-        ``||J||_F^2`` of each entry of ``jacobians`` (0-d, summed over the
-        batch) where the pass computed them; ``None`` otherwise.
+        ``||J||_F^2`` of each entry of ``jacobians`` (summed over the batch)
+        where the pass computed them.
     """
 
     output: torch.Tensor
@@ -57,15 +49,12 @@ class StreamOutput:
 def random_directions(
     batch, n_features, n_directions, *, dtype, device, generator=None
 ):
-    """Rademacher directions scaled for unbiased Frobenius-norm estimates.
-
-    Entries ``+-1/sqrt(n_directions)``, drawn per sample, so that
-    ``E[||J V||_F^2] = ||J||_F^2`` (Hutchinson's estimator).
+    """Rademacher directions, so that ``E[||J V||_F^2] = ||J||_F^2`` (Hutchinson).
 
     Parameters
     ----------
     batch, n_features, n_directions : int
-        Shape of the result is ``(batch, n_directions, n_features)``.
+        The result's shape is ``(batch, n_directions, n_features)``.
     dtype : torch.dtype
         Of the result.
     device : torch.device or str
@@ -76,7 +65,7 @@ def random_directions(
     Returns
     -------
     torch.Tensor of shape (batch, n_directions, n_features)
-        Entries ``+-1/sqrt(n_directions)``.
+        Entries ``+-1/sqrt(n_directions)``, drawn per sample.
     """
     signs = torch.randint(
         0, 2, (batch, n_directions, n_features), generator=generator, device=device
@@ -85,8 +74,7 @@ def random_directions(
 
 
 def _shared(name):
-    """Whether state entry ``name`` is shared by every member of a stack: the
-    standardisation and the encoding's entries."""
+    """Whether state entry ``name`` is shared: the standardisation, the encoding."""
     return name in ("input_mean", "input_scale") or name.startswith("encoding.")
 
 
@@ -98,9 +86,8 @@ def _member_dim(name):
 class BaseCRNetwork(nn.Module):
     """Base of the CR networks: standardisation, dropout, stream and Jacobians.
 
-    A subclass builds its layers in ``_build(sizes)``, called by this
-    constructor, and implements ``forward(x)``, ``_stream_pass`` and
-    ``_reverse_jacobian``.
+    A subclass builds its layers in ``_build(sizes)`` and implements
+    ``forward(x)``, ``_stream_pass`` and ``_reverse_jacobian``.
 
     Parameters
     ----------
@@ -111,29 +98,22 @@ class BaseCRNetwork(nn.Module):
     hidden_layer_sizes : sequence of int, default=(64, 64)
         Widths of the activated layers.
     activation : str, default="poly"
-        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`; see
-        :func:`cr_sklearn.nn.make_activation`.
+        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`.
     degree : int, default=3
         Polynomial degree for ``activation="poly"``.
     dropout : float, default=0.0
         Dropout probability after each activated layer (training only).
     spectral_norm : bool, default=False
-        Constrain the weight matrices to spectral norm 1
-        (:func:`torch.nn.utils.parametrizations.spectral_norm`).
+        Constrain the weight matrices to spectral norm 1.
     encoded_features : int or None, default=None
-        With an int, a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` of
-        that many columns follows the standardisation (its bins set with
-        ``network.encoding.set_edges``) and the first layer reads its
-        columns.
+        Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after the
+        standardisation, which the first layer reads (bins set with
+        ``network.encoding.set_edges``).
     stream_space : {"input", "encoded"}, default="input"
-        With an encoding, what the Jacobian stream differentiates by: the
-        (standardised) input, the stream starting from the encoding's
-        Jacobian, or the encoded columns (fixed features, as a transformer
-        before the network would be). :meth:`input_jacobian` is with respect
-        to the raw input either way.
+        With an encoding, what the stream differentiates by: the standardised
+        input, or the encoded columns (as fixed features).
     n_members : int or None, default=None
-        ``None``: one network; an int ``M``: ``M`` networks of this shape in
-        one module (the member axis, see :class:`~cr_sklearn.nn.CRNetwork`).
+        ``M``: ``M`` networks of this shape in one module (the member axis).
 
     Attributes
     ----------
@@ -142,16 +122,13 @@ class BaseCRNetwork(nn.Module):
     input_width : int
         Columns the first layer reads: ``encoded_features`` or ``n_features``.
     stream_width : int
-        Columns the stream differentiates by: ``input_width`` with
-        ``stream_space="encoded"`` and an encoding, else ``n_features``.
+        Columns the stream differentiates by.
     no_decay_patterns : tuple of str
-        :func:`fnmatch.fnmatch` patterns of the parameter names that take no
-        weight decay (biases, polynomial coefficients, normalisation gains).
-        Class attribute.
+        :func:`fnmatch.fnmatch` patterns of the parameters without weight decay
+        (class attribute).
     input_mean, input_scale : torch.Tensor of shape (n_features,)
-        Buffers of the input standardisation ``(x - mean) / scale`` (the
-        identity until :meth:`set_input_scaling`). Penalties act on the
-        Jacobian with respect to the standardised input.
+        Buffers of the standardisation ``(x - mean) / scale``; penalties act on
+        the Jacobian with respect to the standardised input.
     """
 
     no_decay_patterns = ("*bias", "*coefficients", "*norm.gain")
@@ -175,8 +152,7 @@ class BaseCRNetwork(nn.Module):
             raise ValueError(
                 f"stream_space must be 'input' or 'encoded', got {stream_space!r}."
             )
-        # The arguments of the current architecture but its sizes (growth
-        # changes them): see ``_config``.
+        # All but the sizes, which growth changes: see ``_config``.
         self._arguments = dict(
             n_features=n_features,
             n_outputs=n_outputs,
@@ -218,8 +194,7 @@ class BaseCRNetwork(nn.Module):
         )
 
     def _linear(self, fan_in, fan_out, spectral=True):
-        """An affine layer (one per member with a member axis), spectrally
-        normalised with ``spectral_norm`` unless ``spectral`` is false."""
+        """An affine layer (per member), spectrally normalised if ``spectral``."""
         layer = make_linear(fan_in, fan_out, self.n_members)
         return self._wrap(layer) if spectral and self._wrap else layer
 
@@ -230,14 +205,13 @@ class BaseCRNetwork(nn.Module):
         Parameters
         ----------
         networks : sequence of BaseCRNetwork
-            Single networks of this class built with the same arguments and
-            the same standardisation and encoding (the members share them).
+            Single networks of this class with the same arguments, standardisation
+            and encoding.
 
         Returns
         -------
         BaseCRNetwork
-            With ``n_members=len(networks)``; member ``m`` computes what
-            ``networks[m]`` computes.
+            With ``n_members=len(networks)``; member ``m`` computes ``networks[m]``.
         """
         networks = list(networks)
         if not networks:
@@ -337,14 +311,10 @@ class BaseCRNetwork(nn.Module):
     def transform_input(self, x):
         """What the first layer reads: ``x`` standardised and, if set, encoded.
 
-        The layers after it are what a network without standardisation and
-        encoding, of ``input_width`` inputs, computes: the estimators train
-        such a network on this output and predict with the whole one.
-
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_features)
-            Raw input, as :meth:`forward` takes it.
+            Raw input.
 
         Returns
         -------
@@ -355,11 +325,7 @@ class BaseCRNetwork(nn.Module):
         return h if self.encoding is None else self.encoding(h)
 
     def _activate(self, act, z, derivative):
-        """``(phi(z), phi'(z) or None)``, times a dropout mask in training.
-
-        The mask is drawn from ``z``, of ``phi(z)``'s shape: the same random
-        numbers whether or not the derivative is needed.
-        """
+        """``(phi(z), phi'(z) or None)``, times a dropout mask (drawn from ``z``)."""
         mask = self._dropout_mask(z)
         if derivative:
             return act.forward_and_derivative(z, mask)
@@ -374,8 +340,7 @@ class BaseCRNetwork(nn.Module):
     def _dropout_mask(self, h):
         if not (self.training and self.dropout > 0):
             return None
-        # In place: ``ge_`` writes the 1s and 0s in ``h``'s dtype, the values a
-        # boolean mask cast to it would have, with two ops fewer per layer.
+        # In place: ``ge_`` writes 1s and 0s in ``h``'s dtype, two ops fewer.
         keep = torch.rand_like(h).ge_(self.dropout)
         return keep.div_(1.0 - self.dropout)
 
@@ -389,24 +354,16 @@ class BaseCRNetwork(nn.Module):
         x : torch.Tensor of shape (batch, n_features)
             Raw input.
         directions : {None, "exact"}, int or torch.Tensor, default=None
-            What the Jacobian stream carries, in the ``stream_width`` columns
-            it differentiates by. ``None``: no stream. ``"exact"``: the full
-            Jacobian (the identity). An int ``k``: ``k`` random directions per
-            sample (:func:`random_directions`). A tensor of shape ``(batch or
-            1, k, stream_width)``: these directions (with ``rows``, one per
-            selected row, or 1).
+            What the stream carries, in ``stream_width`` columns: nothing, the full
+            Jacobian, ``k`` random directions (:func:`random_directions`), or a
+            tensor of shape ``(batch or 1, k, stream_width)``.
         derivatives : bool, default=True
-            Keep ``phi'(z_l)`` of every activated layer (for the local
-            penalty).
+            Keep ``phi'(z_l)`` of every activated layer (for the local penalty).
         rows : torch.Tensor of int64, optional
-            Carry the Jacobian stream for these rows of ``x`` only (values and
-            derivatives are computed for every row); a uniformly random subset
-            makes a batch-mean penalty an unbiased estimate of the full one.
+            Carry the stream for these rows of ``x`` only.
         stream_scale : torch.Tensor, optional
-            A factor per row the stream carries (``(n_members, rows)`` with a
-            member axis) that multiplies that row's Jacobians: with the square
-            roots of sample weights, the stream penalty is their weighted
-            mean.
+            A factor per row the stream carries (``(n_members, rows)`` with members)
+            that multiplies its Jacobians, e.g. square roots of sample weights.
 
         Returns
         -------
@@ -423,8 +380,7 @@ class BaseCRNetwork(nn.Module):
         )
 
     def _forward_stream(self, x, directions, *, derivatives, rows, encoded, scale=None):
-        # ``encoded``: differentiate by the encoded columns, else by the
-        # input (which input_jacobian asks for whatever ``stream_space`` is).
+        # ``encoded``: differentiate by the encoded columns, else by the input.
         h = self._standardise(x)
         if encoded:
             h = self.encoding(h)  # fixed features: the stream starts after them
@@ -448,8 +404,7 @@ class BaseCRNetwork(nn.Module):
             )
         stream_exact = exact
         if self.encoding is not None and not encoded:
-            # The stream starts from the encoding's Jacobian applied to the
-            # directions (for the exact stream, to the identity).
+            # The stream starts from the encoding's Jacobian.
             h, slope = self.encoding.forward_and_slope(h)
             if exact or directions is not None:
                 slope = slope if rows is None else slope[rows]
@@ -482,26 +437,19 @@ class BaseCRNetwork(nn.Module):
         )
 
     def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
-        """One pass on what the first layer reads: ``(output, derivs, weights,
-        jacobians[, squared_norms])``; ``exact`` asks for the identity's
-        stream (``directions`` a tensor or ``None``)."""
+        """``(output, derivs, weights, jacobians[, squared_norms])`` from ``h``."""
         raise NotImplementedError
 
     def _reverse_jacobian(self, h):
-        """``d output / d h`` by the transposed chain rule, ``h`` what the
-        first layer reads (:meth:`transform_input`)."""
+        """``d output / d h`` by the transposed chain rule."""
         raise NotImplementedError
 
     def _folded_input_jacobian(self, x):
-        """``input_jacobian(x, mode="reverse")`` by a cheaper route, or ``None``
-        (the recorded path)."""
+        """A cheaper reverse-mode ``input_jacobian(x)``, or ``None``."""
         return None
 
     def feature_jacobian(self, x, *, mode="auto"):
         """Jacobian of the output with respect to what the stream differentiates by.
-
-        The encoded columns with ``stream_space="encoded"`` (the space DREG
-        smooths), else the raw input, as :meth:`input_jacobian`.
 
         Parameters
         ----------
@@ -513,8 +461,7 @@ class BaseCRNetwork(nn.Module):
         Returns
         -------
         torch.Tensor of shape (batch, n_outputs, width)
-            The Jacobian, one matrix per sample; ``width`` is
-            ``stream_width`` with an encoded stream, else ``n_features``.
+            ``width`` is ``stream_width`` with an encoded stream, else ``n_features``.
         """
         return self._jacobian(x, mode, encoded=self._stream_encoded)
 
@@ -526,10 +473,8 @@ class BaseCRNetwork(nn.Module):
         x : torch.Tensor of shape (batch, n_features)
             Raw input.
         mode : {"auto", "forward", "reverse"}, default="auto"
-            ``"forward"`` carries the exact stream (cost grows with
-            ``n_features``), ``"reverse"`` pulls each output back through the
-            transposed chain rule (cost grows with ``n_outputs``); ``"auto"``
-            picks the cheaper one.
+            The exact forward stream (cost grows with ``n_features``), the
+            transposed chain rule (with ``n_outputs``), or the cheaper one.
 
         Returns
         -------
@@ -561,8 +506,7 @@ class BaseCRNetwork(nn.Module):
             if self.encoding is None:
                 jac = self._reverse_jacobian(h)
             else:
-                # One encoding pass gives both what the first layer reads
-                # and the slopes the pull-back needs.
+                # One encoding pass gives the layer's input and the slopes.
                 h, slope = self.encoding.forward_and_slope(h)
                 jac = self.encoding.pullback(self._reverse_jacobian(h), slope)
         return jac if encoded else jac / self.input_scale

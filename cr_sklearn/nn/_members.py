@@ -1,10 +1,8 @@
 """The member axis: several networks of one shape in one module (private).
 
-With ``n_members=M`` every parameter has a leading axis of length ``M``
-(member ``m``'s weight is ``weight[m]``), hidden values are ``(M, batch,
-width)`` and each layer is one batched product for all members; the raw
-input is shared. The helpers take a weight of shape ``(out, in)`` (one
-network) or ``(M, out, in)``, so the network maths has one code path.
+Parameters have a leading axis ``M`` and hidden values are ``(M, batch,
+width)``; the raw input is shared. The helpers take a weight of shape
+``(out, in)`` or ``(M, out, in)``, so the network maths has one code path.
 """
 
 import math
@@ -27,14 +25,13 @@ def check_n_members(n_members):
 def affine(bias, h, weight_t):
     """``h @ weight_t + bias`` for one network or for a member stack.
 
-    ``weight_t`` is ``(in, out)`` or ``(M, in, out)``; ``h`` is
-    ``(batch, in)`` (shared by every member) or ``(M, batch, in)``.
+    ``weight_t`` is ``(in, out)`` or ``(M, in, out)``; ``h`` is ``(batch, in)``
+    (shared by every member) or ``(M, batch, in)``.
     """
     if weight_t.dim() == 2:
         return torch.addmm(bias, h, weight_t)
     if h.dim() == 2:
-        # A shared input: one product with every member's columns side by
-        # side, instead of M products reading M copies of the input.
+        # A shared input: one product with the members' columns side by side.
         n_members, _, n_out = weight_t.shape
         out = torch.addmm(bias.reshape(-1), h, _side_by_side(weight_t))
         return out.view(h.shape[0], n_members, n_out).transpose(0, 1).contiguous()
@@ -53,11 +50,9 @@ def linear(h, weight, bias):
 
 
 def rows_product(j, weight_t):
-    """``j @ weight_t`` for ``j`` of shape ``(..., batch, k, in)``.
+    """``j @ weight_t`` for ``j`` of shape ``(..., batch, k, in)``, one product each.
 
-    The batch and direction axes are merged so that each member takes one
-    product (``(batch * k, in) @ (in, out)``); a ``j`` without the member
-    axis (shared directions) is broadcast over the members.
+    A ``j`` without the member axis (shared directions) is broadcast.
     """
     flat = j.reshape(*j.shape[:-3], -1, j.shape[-1])
     n_out = weight_t.shape[-1]
@@ -89,8 +84,7 @@ def make_linear(fan_in, fan_out, n_members):
 
 
 class MemberLinear(nn.Module):
-    """``M`` independent affine maps ``h W_m^T + b_m`` as one module, each
-    initialised as :class:`torch.nn.Linear` initialises one.
+    """``M`` affine maps ``h W_m^T + b_m`` in one module, initialised as ``nn.Linear``.
 
     Parameters
     ----------
@@ -132,8 +126,7 @@ class MemberLinear(nn.Module):
         Parameters
         ----------
         h : torch.Tensor
-            Input of shape ``(batch, in_features)``, shared by the members,
-            or ``(n_members, batch, in_features)``, one per member.
+            ``(batch, in_features)``, shared, or ``(n_members, batch, in_features)``.
 
         Returns
         -------

@@ -1,9 +1,8 @@
 """The polynomial activation's value and slope as one autograd node (private).
 
-Recorded op by op, ``PolyActivation.forward_and_derivative`` puts about a dozen
-nodes per layer on the autograd tape, whose overhead sets the cost of a step on
-small batches. This node computes ``(phi(z), phi'(z))`` without recording, its
-backward written out from the closed-form second derivative.
+Recorded op by op, ``forward_and_derivative`` puts about a dozen nodes per
+layer on the tape, whose overhead sets a small batch's step cost; this node
+writes its backward out from the closed-form second derivative.
 """
 
 import torch
@@ -14,10 +13,9 @@ __all__ = []
 def squash(z, bound, one, slope=True):
     """``(u, du/dz)`` for ``u = b tanh(z / b) = 2b sigmoid(2z / b) - b``.
 
-    torch's CPU ``sigmoid`` kernel is several times faster than its ``tanh``.
-    ``one`` is a 0-d tensor holding 1, so that ``du/dz = 1 - (u / b)**2`` is
-    one fused op. Without a bound ``u = z``; the slope is ``None`` then, or
-    when ``slope`` is false.
+    (torch's CPU ``sigmoid`` is faster than its ``tanh``.) ``one`` is a 0-d
+    tensor holding 1, for one fused op; the slope is ``None`` without a bound
+    (``u = z``) or ``slope``.
     """
     if bound is None:
         return z, None
@@ -29,13 +27,7 @@ def squash(z, bound, one, slope=True):
 
 
 def _horner_with_derivatives(coefficients, u, curvature=True):
-    """``(p(u), p'(u), p''(u) / 2)`` by one joint Horner pass.
-
-    ``coefficients`` has shape ``(degree + 1, width)``, ``coefficients[k]``
-    multiplying ``u**k``. The recurrences are ``p <- c_k + u p``,
-    ``p' <- p + u p'``, ``p''/2 <- p' + u p''/2``, from the top coefficient.
-    Without ``curvature`` the third entry is ``None``.
-    """
+    """``(p(u), p'(u), p''(u) / 2)`` by one joint Horner pass (no third: ``None``)."""
     terms = coefficients.unbind(0)
     value, slope, half_curvature = terms[-1], None, None
     for c in reversed(terms[:-1]):
@@ -66,24 +58,18 @@ def poly_value_and_slope(z, coefficients, bound, one):
 class PolyValueAndSlope(torch.autograd.Function):
     """``(phi(z), phi'(z))`` of :class:`PolyActivation` as one autograd node.
 
-    ``apply(z, coefficients, bound, one, mask)`` with ``z`` of shape
-    ``(..., width)``, ``coefficients`` of shape ``(degree + 1, width)`` (or
-    ``(degree + 1, members, 1, width)`` with ``z`` of shape
-    ``(members, batch, width)``),
-    ``bound`` a float or ``None``, ``one`` a 0-d tensor holding 1 (see
-    :func:`squash`) and ``mask`` ``None`` or a tensor of ``z``'s shape that
-    multiplies both outputs (dropout: two autograd nodes fewer per layer).
+    ``apply(z, coefficients, bound, one, mask)``: ``z`` of shape ``(..., width)``
+    (``(members, batch, width)`` with coefficients ``(degree + 1, members, 1,
+    width)``), ``bound`` a float or ``None``, ``one`` as in :func:`squash`,
+    ``mask`` ``None`` or a tensor of ``z``'s shape multiplying both outputs.
     The backward is closed form:
 
     .. math::
         \\bar z = u' (\\bar v\\, p' + \\bar s\\,(p'' u' - 2 u p' / b^2)), \\quad
         \\bar a_k = \\sum (\\bar v\\, u^k + \\bar s\\, u' k u^{k-1})
 
-    with ``u = b tanh(z / b)`` and ``u' = 1 - (u/b)^2`` (``u = z``, ``u' = 1``
-    without a bound). When the backward itself is differentiated
-    (``create_graph=True``, as the input-gradient penalty does), it
-    recomputes the pass with recorded ops instead, so higher derivatives are
-    exact.
+    with ``u' = 1 - (u/b)^2``. Differentiated again (``create_graph=True``) it
+    recomputes the pass with recorded ops, so higher derivatives are exact.
     """
 
     @staticmethod
@@ -108,8 +94,7 @@ class PolyValueAndSlope(torch.autograd.Function):
         if mask is not None:
             grad_value, grad_slope = grad_value * mask, grad_slope * mask
         if torch.is_grad_enabled():
-            # create_graph=True: differentiate the recorded pass instead, a
-            # graph autograd can differentiate again.
+            # create_graph=True: differentiate the recorded pass instead.
             wanted = [t for t in (z, coefficients) if t.requires_grad]
             with torch.enable_grad():
                 outputs = poly_value_and_slope(z, coefficients, bound, one)
@@ -134,11 +119,9 @@ class PolyValueAndSlope(torch.autograd.Function):
             weighted_slope = grad_slope * du
         grad_coefficients = None
         if ctx.needs_input_grad[1]:
-            # One row's shape: (width,), or (members, 1, width) with a member
-            # axis; the gradient sums over every other axis (the rows).
+            # d value / d a_k = u^k, d slope / d a_k = k u^(k-1) u', summed
+            # over the rows to one row's shape.
             row = coefficients.shape[1:]
-            # d value / d a_k = u^k, d slope / d a_k = k u^(k-1) u': running
-            # powers of u times each incoming gradient, summed over rows.
             by_value, by_slope = grad_value, weighted_slope
             rows = [by_value.sum_to_size(row)]
             for k in range(1, coefficients.shape[0]):

@@ -1,13 +1,10 @@
 """The Jacobian stream of a plain CR network as one autograd node (private).
 
-Recorded op by op, each layer of the stream ``J_l = d_l * (J_{l-1} W_l^T)``
-and its squared norm cost autograd a ``pow``, two products and an addition
-per layer on ``rows x directions x width`` tensors, as much as the matrix
-products on small networks. This node computes the same Jacobians with the
-same ops and writes the backward out by hand: per layer, one pass adds the
-penalty's ``2 g J_l`` to the incoming gradient, one reduction gives
-``d_l``'s, one product ``Z_l``'s and two matrix products ``W_l``'s and
-``J_{l-1}``'s (adding the penalty's ``2 g J_{l-1}`` as it goes).
+Recorded op by op, each layer ``J_l = d_l * (J_{l-1} W_l^T)`` and its squared
+norm cost autograd as much as the products on small networks. This node
+computes the same Jacobians and writes the backward out: per layer one pass
+adds the penalty's ``2 g J_l``, one reduction gives ``d_l``'s gradient and
+two matrix products ``W_l``'s and ``J_{l-1}``'s.
 """
 
 import torch
@@ -20,19 +17,15 @@ __all__ = []
 def stream_values(directions, weights, slopes, output_weight):
     """``(jacobians, products)``: each ``J_l`` and ``Z_l = J_{l-1} W_l^T``.
 
-    ``directions`` is ``None`` for the exact stream (``J_0`` the identity:
-    ``Z_1 = W_1^T``, kept with a unit batch axis) or a tensor of shape
-    ``(batch, k, n_in)``. The last Jacobian is the output layer's,
-    ``J_L W_out^T`` (no slope). With a member axis (weights of shape
-    ``(M, out, in)``, slopes ``(M, batch, width)``) every tensor has it
-    first; the directions are shared.
+    ``directions``: ``None`` for the exact stream (``Z_1 = W_1^T`` with a unit
+    batch axis) or ``(batch, k, n_in)``, shared by members. The last Jacobian is
+    the output layer's.
     """
     jacobians, products = [], []
     j = directions
     for weight, d in zip(weights, slopes, strict=True):
         weight_t = weight.transpose(-1, -2)
-        # (A contiguous W^T: broadcasting over a transposed view is several
-        # times slower.)
+        # Contiguous: broadcasting over a transposed view is slower.
         z = (
             weight_t.contiguous().unsqueeze(-3)
             if j is None
@@ -46,26 +39,19 @@ def stream_values(directions, weights, slopes, output_weight):
 
 
 def squared_norms(jacobians):
-    """``||J||^2`` of each Jacobian, summed over every axis (members too).
-
-    One dot product per Jacobian (they are contiguous): no squared copy.
-    """
+    """``||J||^2`` of each (contiguous) Jacobian, over every axis, by a dot product."""
     return [torch.dot(j.reshape(-1), j.reshape(-1)) for j in jacobians]
 
 
 class StreamJacobians(torch.autograd.Function):
     """The stream's Jacobians and their squared norms as one autograd node.
 
-    ``apply(directions, n_layers, *weights, *slopes, output_weight)``
-    returns ``n_layers + 1`` Jacobians of shape ``(batch, k, width)`` (rows
-    are directions; the output layer's last) followed by their squared
-    Frobenius norms (0-d). ``directions`` is ``None`` (exact stream) or a
-    tensor that does not require gradients; ``slopes`` are ``phi'(z_l)`` of
-    the rows that carry the stream, shape ``(batch, width_l)``.
-
-    The backward is written out by hand (see the module docstring). When it
-    is itself differentiated (``create_graph=True``) it recomputes the
-    forward with recorded ops and differentiates that instead.
+    ``apply(directions, n_layers, *weights, *slopes, output_weight)`` returns
+    ``n_layers + 1`` Jacobians ``(batch, k, width)`` (the output layer's last),
+    then their squared norms. ``directions`` is ``None`` or does not require
+    gradients; ``slopes`` are ``phi'(z_l)`` of the rows carrying the stream.
+    Differentiated again (``create_graph=True``), the backward recomputes the
+    forward with recorded ops.
     """
 
     @staticmethod
@@ -99,9 +85,8 @@ class StreamJacobians(torch.autograd.Function):
         grad_weights, grad_slopes = [None] * n, [None] * n
 
         def total(level, left=None, right=None):
-            # The gradient reaching J_level: ``left @ right`` from the layer
-            # above, the caller's use of J_level and 2 g J_level from its
-            # squared norm, the last added by the product itself (beta).
+            # The gradient reaching J_level: from the layer above, the caller
+            # and 2 g J_level from its squared norm (the product's beta).
             j = jacobians[level]
             g_norm, g_j = grad_norms[level], grad_jacobians[level]
             g = None
@@ -152,11 +137,7 @@ class StreamJacobians(torch.autograd.Function):
 
 
 def _weight_grad(grad, below):
-    """``d loss / d W`` of ``J = below @ W^T`` given ``grad = d loss / d J``.
-
-    Both are ``(..., batch, k, width)``; ``below`` may lack the member axis
-    (shared directions).
-    """
+    """``d loss / d W`` of ``J = below @ W^T`` (``below`` may lack the member axis)."""
     g, b = flat_rows(grad), flat_rows(below)
     if g.dim() == 2:
         # As autograd orients it: (B^T G)^T.

@@ -1,10 +1,7 @@
-"""Activations with closed-form derivatives.
+"""Activations with closed-form derivatives, for the dual-stream pass.
 
-Every activation has ``forward(z)``, ``derivative(z)`` and
-``forward_and_derivative(z)``, so that the dual-stream pass carries Jacobians
-without autograd. :data:`ACTIVATIONS` maps a fixed activation's name to
-``(function, derivative)``; :class:`PolyActivation` is ``"poly"``, first of
-:data:`ACTIVATION_NAMES`.
+:data:`ACTIVATIONS` maps a fixed activation's name to ``(function,
+derivative)``; :class:`PolyActivation` is ``"poly"``.
 """
 
 import math
@@ -70,10 +67,7 @@ ACTIVATION_NAMES = ("poly", *ACTIVATIONS)
 
 
 class _Activation(nn.Module):
-    """What every activation offers: its value and closed-form derivative.
-
-    A subclass implements ``_value(z)`` and ``_value_and_slope(z, mask)``.
-    """
+    """An activation's value and closed-form derivative (``_value_and_slope``)."""
 
     def forward(self, z):
         """Apply the activation elementwise.
@@ -96,12 +90,12 @@ class _Activation(nn.Module):
         Parameters
         ----------
         z : torch.Tensor
-            Pre-activations, a neuron per entry of the last axis.
+            Pre-activations; the last axis runs over neurons.
 
         Returns
         -------
         torch.Tensor
-            The slope at ``z``, of its shape.
+            ``phi'(z)``, of the shape of ``z``.
         """
         return self._value_and_slope(z, None)[1]
 
@@ -135,7 +129,6 @@ class FixedActivation(_Activation):
     def __init__(self, name):
         super().__init__()
         if name not in ACTIVATIONS:
-            # The registry as it is now: an entry added later is a choice too.
             raise ValueError(
                 f"Unknown activation {name!r}; choose one of {['poly', *ACTIVATIONS]}."
             )
@@ -158,6 +151,9 @@ class PolyActivation(_Activation):
     .. math:: \phi_i(z) = \sum_{k=0}^{K} a_{ik} u^k, \qquad
               u = b \tanh(z / b)
 
+    The polynomial starts as the identity and the pre-activation is
+    soft-bounded, so stacked layers stay finite (:ref:`network`).
+
     Parameters
     ----------
     width : int
@@ -165,30 +161,15 @@ class PolyActivation(_Activation):
     degree : int, default=3
         Polynomial degree ``K``.
     bound : float or None, default=3.0
-        Soft bound ``b`` on the pre-activation. ``None`` uses ``u = z``.
+        Soft bound ``b`` on the pre-activation; ``None`` uses ``u = z``.
     n_members : int or None, default=None
-        With an int ``M``, ``M`` members' polynomials for pre-activations of
-        shape ``(M, batch, width)`` (the member axis of
-        :class:`~cr_sklearn.nn.CRNetwork`); ``None``: one set.
+        ``M``: the members' polynomials, for input of shape ``(M, batch, width)``.
 
     Attributes
     ----------
     coefficients : torch.nn.Parameter of shape (degree + 1, width)
-        ``coefficients[k, i]`` multiplies ``u**k`` for neuron ``i``. With
-        members, of shape ``(degree + 1, n_members, 1, width)``: member
-        ``m``'s are ``coefficients[:, m, 0]``, and each row broadcasts over
-        the batch axis.
-
-    Notes
-    -----
-    A cubic grows like ``z**3``; two safeguards keep stacked layers finite:
-    the polynomial starts as the identity (``a_1 = 1``, the others 0), a
-    well-conditioned near-linear map, and the pre-activation is
-    soft-bounded, ``u = b tanh(z / b)`` (slope 1 near 0, ``|u| < b``), so
-    each layer's output is bounded by its coefficients.
-
-    When gradients are recorded, :meth:`forward_and_derivative` is one
-    autograd node with a closed-form backward (second derivative included).
+        ``coefficients[k, i]`` multiplies ``u**k`` for neuron ``i``; with
+        members of shape ``(degree + 1, n_members, 1, width)``.
     """
 
     def __init__(self, width, degree=3, bound=3.0, n_members=None):
@@ -219,13 +200,11 @@ class PolyActivation(_Activation):
         return value
 
     def _value_and_slope(self, z, mask):
-        # Sharing one evaluation of the bound.
         if torch.is_grad_enabled() and (
             z.requires_grad or self.coefficients.requires_grad
         ):
-            # One autograd node with a closed-form backward: op by op, the two
-            # Horner chains and the bound put a dozen nodes per layer on the
-            # tape, whose overhead sets a small network's step cost.
+            # One autograd node, not a dozen per layer: node overhead sets a
+            # small network's step cost.
             return PolyValueAndSlope.apply(
                 z, self.coefficients, self.bound, self._one, mask
             )
@@ -239,12 +218,7 @@ class PolyActivation(_Activation):
         return self._horner(self.coefficients, u)
 
     def _forward_overwrite(self, z):
-        """``forward(z)`` computed in ``z``'s memory, for inference only.
-
-        ``z`` must be a scratch tensor the caller owns and grad mode must be
-        off. Large prediction batches are bound by memory traffic; reusing
-        ``z`` saves an allocation and a pass per op.
-        """
+        """``forward(z)`` in ``z``'s memory (a scratch tensor), for inference only."""
         u = z
         if self.bound is not None:
             torch.sigmoid(z.mul_(2.0 / self.bound), out=z)
@@ -269,21 +243,18 @@ def make_activation(name, width, *, degree=3, n_members=None):
     Parameters
     ----------
     name : str
-        One of :data:`ACTIVATION_NAMES`: ``"poly"`` is the learnable
-        :class:`PolyActivation`, the others come from :data:`ACTIVATIONS`.
+        One of :data:`ACTIVATION_NAMES`.
     width : int
         Number of neurons.
     degree : int, default=3
-        Polynomial degree, used by ``"poly"`` only.
+        Polynomial degree (``"poly"`` only).
     n_members : int or None, default=None
-        Members of a member stack (``"poly"`` only: the fixed activations
-        have no parameters).
+        Members of a member stack (``"poly"`` only).
 
     Returns
     -------
     torch.nn.Module
-        A module with ``forward``, ``derivative`` and
-        ``forward_and_derivative``.
+        A module with ``forward``, ``derivative`` and ``forward_and_derivative``.
     """
     if name == "poly":
         return PolyActivation(width, degree=degree, n_members=n_members)

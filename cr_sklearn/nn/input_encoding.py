@@ -1,11 +1,9 @@
 """Piecewise-linear encoding of the inputs, with its Jacobian for the stream.
 
-Each encoded column reads one input column ``j`` and is either a copy of it or
-a ramp through one bin ``[low, high]`` of it: 0 below, 1 above, linear inside,
-then optionally standardised (``(ramp - mean) / scale``). Inside a CR network
-the encoding follows the standardisation, so the Jacobians the stream carries,
-and the penalties on them, stay with respect to the network's input: the stream
-starts from the encoding's Jacobian instead of the identity.
+Each encoded column is a copy of one input column or a ramp through one bin
+``[low, high]`` of it (0 below, 1 above, linear inside), optionally
+standardised. Inside a CR network it follows the standardisation, and the
+stream may start from its Jacobian.
 """
 
 import torch
@@ -15,24 +13,20 @@ __all__ = ["PiecewiseLinearEncoding"]
 
 
 def tracing():
-    """Whether the pass is traced or compiled (ONNX export, torch.export): the
-    in-place and cached shortcuts are then left out (no storage to reuse)."""
+    """Whether the pass is traced or compiled (no in-place or cached shortcuts)."""
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
     return torch.jit.is_tracing() or bool(compiling and compiling())
 
 
-# Within this fraction of a bin's width of an edge, a ramp's derivative is
-# the mean of its one-sided derivatives. Integer-valued columns often sit on a
-# quantile edge exactly, and float rounding would pick a side at random.
+# Within this fraction of a bin's width of an edge, a ramp's derivative is the
+# mean of its one-sided ones: integer columns often sit on an edge exactly.
 _EDGE_TOLERANCE = 1e-5
 
 
 def ramp_inside(free, lower, upper, tolerance):
-    """Each encoded column's share of its ramp's slope: 1, 0.5 or 0.
+    """Each encoded column's share of its ramp's slope: 1, 0 or 0.5 (on an edge).
 
-    ``free`` is the unclamped affine map of the inputs: inside its bin 1,
-    outside 0, on an edge (within ``tolerance`` of a bound) 0.5, the mean of
-    the two one-sided derivatives. Copies (infinite bounds): 1.
+    ``free`` is the unclamped affine map; copies (infinite bounds) get 1.
     """
     on_edge = ((free - lower).abs() <= tolerance) | ((upper - free).abs() <= tolerance)
     inside = ((free > lower) & (free < upper)).to(free.dtype)
@@ -52,14 +46,13 @@ class PiecewiseLinearEncoding(nn.Module):
     Attributes
     ----------
     source : torch.Tensor of int64, shape (n_encoded,)
-        The input column each output column reads (a buffer).
+        The input column each output column reads.
     low, inv_width : torch.Tensor of shape (n_encoded,)
-        Each ramp's lower edge and ``1 / (high - low)`` (buffers).
+        Each ramp's lower edge and ``1 / (high - low)``.
     ramp : torch.Tensor of bool, shape (n_encoded,)
-        Whether the column is a ramp (else a copy of its input; a buffer).
+        Whether the column is a ramp (else a copy).
     ramp_mean, ramp_gain : torch.Tensor of shape (n_encoded,)
-        Each ramp is output as ``(ramp - ramp_mean) * ramp_gain`` (buffers;
-        0 and 1 until :meth:`set_ramp_scaling`; unused by copies).
+        Ramps are output as ``(ramp - ramp_mean) * ramp_gain``.
     """
 
     def __init__(self, n_features, n_encoded):
@@ -99,8 +92,7 @@ class PiecewiseLinearEncoding(nn.Module):
         Parameters
         ----------
         edges : sequence of (array-like or None)
-            One entry per input column, in the units the encoding sees
-            (standardised inputs inside a CR network).
+            One entry per input column, in the units the encoding sees.
 
         Returns
         -------
@@ -148,7 +140,7 @@ class PiecewiseLinearEncoding(nn.Module):
         Parameters
         ----------
         mean : array-like of shape (n_encoded,)
-            Subtracted from each ramp (ignored for copied columns).
+            Subtracted from each ramp (ignored for copies).
         scale : array-like of shape (n_encoded,)
             Divides each centred ramp; positive and finite.
 
@@ -176,12 +168,9 @@ class PiecewiseLinearEncoding(nn.Module):
         """Each column as one clamped affine map of the inputs (cached).
 
         ``(select, shift, lower, upper, slope, tolerance)``: column ``c`` is
-        ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``, ``select``
-        holding ``inv_width * ramp_gain`` at ``(source[c], c)`` for a ramp
-        (offset and clamp fold the centring in) or 1 for a copy (unclamped).
-        ``slope`` is a column's derivative inside its bin and ``tolerance``
-        its edges' width. Rebuilt when a buffer changes (the setters and
-        ``load_state_dict`` write them in place).
+        ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``, ``slope`` its
+        derivative inside its bin and ``tolerance`` its edges' width. Rebuilt when a
+        buffer changes.
         """
         traced = tracing()
         key = None
@@ -242,17 +231,15 @@ class PiecewiseLinearEncoding(nn.Module):
         Returns
         -------
         torch.Tensor
-            The ramps and copies, in the order of the buffers.
+            The ramps and copies.
         """
         return self._encode(h)
 
     def forward_and_slope(self, h):
         """The encoding and its derivative per output column.
 
-        A ramp's derivative is ``inv_width * ramp_gain`` inside its bin, 0
-        outside and half that on an edge (within ``1e-5`` of the bin's
-        width): the mean of the one-sided derivatives, as central differences
-        measure. A copy's derivative is 1.
+        On an edge (within ``1e-5`` of the bin's width) a ramp's derivative is the
+        mean of its one-sided ones, as central differences measure.
 
         Parameters
         ----------
@@ -262,8 +249,7 @@ class PiecewiseLinearEncoding(nn.Module):
         Returns
         -------
         value, slope : torch.Tensor of shape (batch, n_encoded)
-            The encoding and its derivative with respect to each column's
-            input.
+            The encoding and its derivative with respect to each column's input.
         """
         select, shift, lower, upper, slope, tolerance = self._affine(h.dtype, h.device)
         free = torch.addmm(shift, h, select)
@@ -277,9 +263,9 @@ class PiecewiseLinearEncoding(nn.Module):
         Parameters
         ----------
         directions : torch.Tensor of shape (batch, k, n_features)
-            Input directions, one set per row (or one set, batch 1).
+            Input directions, per row (or batch 1).
         slope : torch.Tensor of shape (batch, n_encoded)
-            From :meth:`forward_and_slope`, for the same rows.
+            From :meth:`forward_and_slope`.
 
         Returns
         -------
@@ -289,9 +275,7 @@ class PiecewiseLinearEncoding(nn.Module):
         return directions[..., self.source] * slope.unsqueeze(1)
 
     def jacobian(self, slope):
-        """The encoding's full Jacobian, ``(batch, n_features, n_encoded)``.
-
-        Rows are input directions, the stream's layout.
+        """The encoding's full Jacobian, input directions first.
 
         Parameters
         ----------
@@ -300,8 +284,8 @@ class PiecewiseLinearEncoding(nn.Module):
 
         Returns
         -------
-        torch.Tensor
-            ``d encoded / d input`` per row, input directions first.
+        torch.Tensor of shape (batch, n_features, n_encoded)
+            ``d encoded / d input`` per row.
         """
         eye = torch.eye(self.n_features, dtype=slope.dtype, device=slope.device)
         return self.jvp(eye.unsqueeze(0), slope)

@@ -1,15 +1,10 @@
 """The CR network and its dual-stream (value + Jacobian) forward pass.
 
-The stream carries, next to the hidden values ``h_l``, the Jacobian of each
-layer with respect to the network input, by the chain rule in forward mode::
+Next to the hidden values the stream carries each layer's Jacobian with
+respect to the input, by the chain rule in forward mode::
 
     J_0 = V                         (identity, or random directions)
     J_l = diag(phi'(z_l)) W_l J_{l-1}
-
-Values and Jacobians share each weight matrix. Stacking them (``[h; J]``, one
-product per layer) was measured slower on CPU than two products, because the
-stacking copies ``J`` every layer; the exact stream also skips the first
-layer's product with the identity (``J_1 = diag(phi'(z_1)) W_1``).
 """
 
 import functools
@@ -30,8 +25,7 @@ __all__ = ["CRNetwork", "StreamOutput", "random_directions"]
 
 
 def _plain_call(module):
-    """Whether ``module`` has an in-place inference path and no forward hook
-    (its own or a global one) that calling it directly would skip."""
+    """Whether ``module`` has an in-place inference path and no forward hook."""
     return (
         hasattr(module, "_forward_overwrite")
         and not module._forward_hooks
@@ -42,8 +36,7 @@ def _plain_call(module):
 
 
 def _in_sigmoid(coefficients, bound):
-    """Coefficients of ``q(s) = p(2 b s - b)`` by binomial expansion, rows by
-    power (float64)."""
+    """Coefficients of ``q(s) = p(2 b s - b)`` by binomial expansion (float64)."""
     n_terms = coefficients.shape[0]
     q = torch.zeros_like(coefficients)
     for k in range(n_terms):
@@ -58,10 +51,7 @@ def _in_sigmoid(coefficients, bound):
 
 
 def _horner_in_place(terms, s):
-    """``sum_k c_k s**k`` by Horner's rule, one fused pass per coefficient.
-
-    ``terms``: the coefficient rows ``c_0, ..., c_K`` (``K >= 1``).
-    """
+    """``sum_k c_k s**k`` (``K >= 1``) by Horner's rule, one fused pass per row."""
     value = torch.addcmul(terms[-2], terms[-1], s)
     for c in reversed(terms[:-2]):
         torch.addcmul(c, value, s, out=value)
@@ -110,8 +100,8 @@ def _cast_plan(plan, dtype, device):
 class CRNetwork(BaseCRNetwork):
     """Feed-forward network of PolyLayers with a dual-stream forward pass.
 
-    A PolyLayer is ``h = phi(W h_prev + b)`` with a learnable cubic ``phi``
-    per neuron (or a fixed activation). The last layer is linear.
+    A PolyLayer is ``h = phi(W h_prev + b)`` with a learnable cubic ``phi`` per
+    neuron (or a fixed activation); the last layer is linear.
 
     Parameters
     ----------
@@ -120,9 +110,9 @@ class CRNetwork(BaseCRNetwork):
     hidden_layer_sizes : sequence of int, default=(64, 64)
         Widths of the activated layers.
     activation : str, default="poly"
-        The activations' name (:data:`~cr_sklearn.nn.ACTIVATION_NAMES`).
+        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`.
     degree : int, default=3
-        Their polynomial degree.
+        Polynomial degree.
     dropout : float, default=0.0
         Dropout probability after every activated layer (training only).
     spectral_norm : bool, default=False
@@ -132,20 +122,14 @@ class CRNetwork(BaseCRNetwork):
     stream_space : {"input", "encoded"}, default="input"
         What the stream differentiates by (see the base class).
     n_members : int or None, default=None
-        ``None``: one network. An int ``M``: ``M`` independent networks of
-        this shape in one module (the member axis): every parameter has a
-        leading axis of length ``M``, each layer is one batched product, and
-        the standardisation and the encoding are shared. The outputs then
-        carry the member axis first (the stream's squared norms are summed
-        over the members: a penalty is the sum of the members').
-        :meth:`stack` builds one from single networks, :meth:`member` takes
-        one out.
+        ``M``: ``M`` independent networks in one module, every parameter with a
+        leading member axis and the outputs member-first (the stream's squared
+        norms summed over the members); see :ref:`member-axis`.
 
     Attributes
     ----------
     hidden : torch.nn.ModuleList of torch.nn.Linear
-        The activated layers' affine maps, in order (``MemberLinear`` with
-        a member axis).
+        The activated layers' affine maps, in order.
     activations : torch.nn.ModuleList
         Their activations.
     output : torch.nn.Linear
@@ -194,18 +178,15 @@ class CRNetwork(BaseCRNetwork):
     def predict_values(self, x):
         """:meth:`forward` without gradients, from folded parameters.
 
-        The standardisation is folded into the encoding's (or the first
-        layer's) matrix, each soft bound's ``2 / b`` into its layer, and each
-        polynomial rewritten in ``s = sigmoid(2 z / b)``: a layer is one
-        matrix product, a sigmoid and one fused pass per coefficient, in
-        place. The folded values are cached until a parameter or buffer
-        changes and equal :meth:`forward`'s to float rounding; hooks,
-        training mode and other activations take :meth:`forward`.
+        The standardisation, the soft bounds and the polynomials are folded into
+        each layer (a matrix product, a sigmoid and one fused pass per
+        coefficient), cached until a parameter or buffer changes; equal to
+        :meth:`forward` to rounding. Hooks and training mode take :meth:`forward`.
 
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_features)
-            Raw input, of any dtype and device (a plan for each).
+            Raw input, of any dtype and device.
 
         Returns
         -------
@@ -215,11 +196,10 @@ class CRNetwork(BaseCRNetwork):
         return self.predictor(x.dtype, x.device)(x)
 
     def predictor(self, dtype, device):
-        """:meth:`predict_values` with the folded plan looked up once.
+        """:meth:`predict_values` with the folded plan looked up once (chunked input).
 
-        For a loop over chunks of one input: the plan's validity check runs
-        here, not per chunk. The returned function must not outlive a change
-        to the module (a parameter update, a hook, training mode).
+        The function must not outlive a change to the module (a parameter update, a
+        hook, training mode).
 
         Parameters
         ----------
@@ -231,8 +211,7 @@ class CRNetwork(BaseCRNetwork):
         Returns
         -------
         callable
-            ``f(x) -> torch.Tensor of shape (batch, n_outputs)``, equal to
-            ``predict_values(x)``.
+            ``f(x)``, equal to ``predict_values(x)``.
         """
         plan = None if self.training else self._folded(dtype, device)
         if plan is None:
@@ -270,11 +249,10 @@ class CRNetwork(BaseCRNetwork):
         return plan
 
     def _state_key(self, dtype, device):
-        """Every parameter's and buffer's storage and version, or ``None``
-        when a forward hook must see the pass. (The modules' own dicts: on
-        one row, ``parameters()`` would cost as much as the pass.)"""
+        """Each parameter's and buffer's storage and version; ``None`` with hooks."""
         if _module._global_forward_hooks or _module._global_forward_pre_hooks:
             return None
+        # The modules' own dicts: on one row, parameters() costs as much as a pass.
         key = [dtype, device]
         append = key.append
         stack = [self]
@@ -300,8 +278,6 @@ class CRNetwork(BaseCRNetwork):
         if self.encoding is not None:
             affine_map = self.encoding._affine(torch.float64, "cpu")
             select, shift, lower, upper = (t.double() for t in affine_map[:4])
-            # The ramps' slopes live in ``select``: the edges' tolerance is
-            # all the Jacobian needs besides.
             first = (
                 select * scale_in.unsqueeze(1),
                 shift + shift_in @ select,
@@ -318,10 +294,7 @@ class CRNetwork(BaseCRNetwork):
                 bias = bias + shift_in @ weight_t
                 weight_t = weight_t * scale_in.unsqueeze(1)
                 scale_in = shift_in = None
-            # Each layer: the affine map, then the activation (fixed, or
-            # polynomial coefficients, applied to sigmoid(z) if ``squash``),
-            # then what its derivative needs (the fixed activation's value
-            # and slope, or the derivative's coefficients).
+            # (weight_t, bias, fixed, coefficients, squash, fixed_slope, dc).
             if isinstance(act, FixedActivation):
                 fixed = (act.forward, act.forward_and_derivative)
                 layers.append((weight_t, bias, fixed[0], None, False, fixed[1], None))
@@ -359,10 +332,7 @@ class CRNetwork(BaseCRNetwork):
     def _folded_input_jacobian(self, x):
         """``input_jacobian(x, mode="reverse")`` from the folded plan, or ``None``.
 
-        The pass of :meth:`predict_values` keeping each layer's slope, then
-        the output's rows pulled back through the folded matrices (already
-        with respect to the raw input). Only where nothing records gradients
-        and the network predicts from a plan.
+        Only where nothing records gradients and the network predicts from a plan.
         """
         if self.training or torch.is_grad_enabled():
             return None
@@ -422,28 +392,24 @@ class CRNetwork(BaseCRNetwork):
     def _recorded_stream_pass(
         self, h, directions, *, exact, derivatives, rows, scale=None
     ):
-        # The stream op by op (autograd records each): any directions, no
-        # activated layer.
+        # Op by op (any directions, no activated layer). Values and Jacobians
+        # take separate products: stacking [h; J] copies J (slower on CPU).
         batch = h.shape[0] if rows is None else rows.shape[0]
         stream = exact or directions is not None
-        # j holds the Jacobian applied to the directions, (batch, k, width):
-        # rows are directions, so ``j @ W.T`` is one product per layer.
+        # j: the Jacobian times the directions, (batch, k, width).
         j = directions
         derivs, weights, jacobians = [], [], []
         for layer, act in zip(self.hidden, self.activations, strict=True):
             weight = layer.weight
             weights.append(weight)
-            # One transpose for the value and the stream products (each
-            # transpose is an autograd node).
+            # One transpose (an autograd node) for both products.
             weight_t = weight.transpose(-1, -2)
             z = affine(layer.bias, h, weight_t)
             h, d = self._activate(act, z, stream or derivatives)
             derivs.append(d)
             if stream:
-                # The exact stream starts from the identity: I W^T = W^T, no
-                # product needed in the first layer.
-                # (A contiguous W^T: broadcasting over a transposed view is
-                # several times slower.)
+                # The exact stream starts from I W^T = W^T, made contiguous
+                # (broadcasting over a transposed view is slower).
                 zj = (
                     weight_t.contiguous().unsqueeze(-3)
                     if j is None
@@ -458,8 +424,7 @@ class CRNetwork(BaseCRNetwork):
         out = affine(self.output.bias, h, weight_t)
         if stream:
             if j is None:
-                # No activated layer: the same Jacobian for every row. (An
-                # expand to the shape it has would add an autograd node.)
+                # No activated layer: the same Jacobian for every row.
                 oj = weight_t.unsqueeze(-3)
             else:
                 oj = rows_product(j, weight_t)
@@ -471,9 +436,7 @@ class CRNetwork(BaseCRNetwork):
         return out, derivs, weights, (jacobians if stream else None)
 
     def _fused_stream_pass(self, h, directions, rows, scale=None):
-        # The values first, then the whole stream as one autograd node
-        # (:class:`._stream_function.StreamJacobians`): the same Jacobians,
-        # a backward with fewer passes over them.
+        # The values, then the stream as one autograd node (StreamJacobians).
         derivs, weights = [], []
         for layer, act in zip(self.hidden, self.activations, strict=True):
             weight = layer.weight

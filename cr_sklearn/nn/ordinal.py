@@ -1,12 +1,10 @@
 """Rank-consistent ordinal heads on a scalar latent score (plain PyTorch).
 
-Both heads read one latent score ``eta`` per sample and ``K - 1`` cut-points,
-``P(y <= k | x) = sigmoid(theta_k - eta)``, increasing in ``k`` by
-construction (a first value plus cumulative softplus gaps). ``"cumulative"``
-is the cumulative-link negative log-likelihood (McCullagh, 1980);
-``"coral"`` the CORAL loss (Cao, Mirjalili & Raschka, 2020), a sum of ``K -
-1`` binary logistic losses for the tasks ``y > k``, whose rank consistency
-the ordered cut-points keep at every step.
+Both heads read one latent score ``eta`` per sample and ``K - 1`` increasing
+cut-points, ``P(y <= k | x) = sigmoid(theta_k - eta)``: ``"cumulative"`` is
+the cumulative-link negative log-likelihood (McCullagh, 1980), ``"coral"``
+the CORAL loss (Cao, Mirjalili & Raschka, 2020), ``K - 1`` binary logistic
+losses for the tasks ``y > k``.
 """
 
 import torch
@@ -37,7 +35,7 @@ def ordered_cutpoints(first, log_gaps):
     first : torch.Tensor of shape (..., 1)
         The lowest cut-point (leading axes: members, if any).
     log_gaps : torch.Tensor of shape (..., K - 2)
-        Unconstrained gaps; the gap between consecutive cut-points is
+        Unconstrained gaps: consecutive cut-points differ by
         ``MIN_GAP + softplus(log_gaps)``.
 
     Returns
@@ -49,12 +47,10 @@ def ordered_cutpoints(first, log_gaps):
 
 
 def cumulative_link_log_proba(eta, cutpoints):
-    """Log class probabilities of the cumulative logit model.
+    """Log class probabilities of the cumulative logit model, stable for any ``eta``.
 
-    With ``a = theta_k - eta`` and ``b = theta_{k-1} - eta``,
-    ``P(y = k) = sigmoid(a) - sigmoid(b) = sigmoid(a) sigmoid(-b) (1 - e^(b-a))``;
-    the logarithm of that product is stable for any ``eta`` (``b - a`` does not
-    depend on ``eta``).
+    ``P(y = k) = sigmoid(a) sigmoid(-b) (1 - e^(b-a))`` with ``a = theta_k - eta``
+    and ``b = theta_{k-1} - eta``.
 
     Parameters
     ----------
@@ -81,9 +77,8 @@ def cumulative_link_log_proba(eta, cutpoints):
 class OrdinalHead(nn.Module):
     """Learnable ordered cut-points and the per-sample ordinal loss.
 
-    Used as the training criterion: ``head(output, target) -> (batch,)``
-    where ``output[:, 0]`` is the latent score and ``target`` holds class
-    codes ``0..K-1``. Parameter names contain ``"cutpoint"``.
+    The training criterion: ``head(output, target) -> (batch,)``, with the
+    latent score in ``output[:, 0]`` and class codes ``0..K-1`` in ``target``.
 
     Parameters
     ----------
@@ -91,18 +86,16 @@ class OrdinalHead(nn.Module):
         Number of ordered classes ``K >= 2``.
     init_cutpoints : array-like of shape (K - 1,), optional
         Increasing initial cut-points, e.g. the logits of the cumulative class
-        frequencies (then the untrained model predicts the class prior).
-        Evenly spaced around 0 by default.
+        frequencies; evenly spaced around 0 by default.
     n_members : int or None, default=None
-        With an int ``M``, one set of cut-points per member of a member
-        stack, each starting from ``init_cutpoints``: the head reads outputs
-        of shape ``(M, batch, 1)`` and returns losses of shape ``(M, batch)``.
+        ``M``: one set of cut-points per member, for outputs of shape ``(M,
+        batch, 1)`` and losses of shape ``(M, batch)``.
 
     Attributes
     ----------
     no_decay_patterns : tuple of str
-        :func:`fnmatch.fnmatch` patterns of the parameter names that take no
-        weight decay (the cut-points). Class attribute.
+        :func:`fnmatch.fnmatch` patterns of the parameters without weight decay
+        (class attribute).
     """
 
     no_decay_patterns = ("*cutpoint*",)
@@ -155,19 +148,17 @@ class OrdinalHead(nn.Module):
         Returns
         -------
         torch.Tensor of shape (batch, K)
-            ``log P(y = k | eta)``; each row's exponentials sum to 1
-            (``(n_members, batch, K)`` with members).
+            ``log P(y = k | eta)`` (``(n_members, batch, K)`` with members).
         """
         return cumulative_link_log_proba(eta, self.cutpoints().to(eta.dtype))
 
     def forward(self, output, target):
-        """Per-sample loss of the head (see the subclass).
+        """Per-sample loss of the head.
 
         Parameters
         ----------
         output : torch.Tensor of shape (batch, 1)
-            Network output: the latent score (``(n_members, batch, 1)``
-            with members).
+            The latent score (``(n_members, batch, 1)`` with members).
         target : torch.Tensor of shape (batch,)
             Class codes ``0..K-1``.
 
@@ -196,7 +187,7 @@ class CumulativeLinkLoss(OrdinalHead):
     init_cutpoints : array-like of shape (K - 1,), optional
         Increasing initial cut-points; see :class:`OrdinalHead`.
     n_members : int or None, default=None
-        One set of cut-points per member; see :class:`OrdinalHead`.
+        One set of cut-points per member.
     """
 
     def _loss(self, eta, target):
@@ -211,11 +202,11 @@ class CORALLoss(OrdinalHead):
     Parameters
     ----------
     n_classes : int
-        Number of ordered classes ``K >= 2``, with ``K - 1`` binary tasks.
+        Number of ordered classes ``K >= 2``.
     init_cutpoints : array-like of shape (K - 1,), optional
         Increasing initial cut-points; see :class:`OrdinalHead`.
     n_members : int or None, default=None
-        One set of cut-points per member; see :class:`OrdinalHead`.
+        One set of cut-points per member.
     """
 
     def _loss(self, eta, target):

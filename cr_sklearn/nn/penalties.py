@@ -1,8 +1,7 @@
 """DREG penalties as pure functions of a :class:`~cr_sklearn.nn.StreamOutput`.
 
 :data:`PENALTIES` maps a name to a :class:`Penalty`: the function and what it
-needs from the forward pass (``"stream"`` for Jacobians, ``"derivatives"`` for
-``phi'`` only). Adding a penalty is a function and one entry.
+needs from the forward pass.
 """
 
 from collections.abc import Callable
@@ -25,9 +24,8 @@ def stream_dreg(result):
     .. math:: \frac{1}{L+1} \sum_{l=1}^{L+1} \frac{1}{B} \sum_b
               \lVert J_l^{(b)} \rVert_F^2
 
-    The output layer's Jacobian (the input gradient of the logits) is the last
-    of the ``L + 1`` terms. With random directions the value is an unbiased
-    estimate of the exact one.
+    The output layer's Jacobian is the last term; with random directions the
+    value is an unbiased estimate.
 
     Parameters
     ----------
@@ -41,10 +39,7 @@ def stream_dreg(result):
     """
     if result.jacobians is None:
         raise ValueError("stream_dreg needs a forward pass with a Jacobian stream.")
-    # Sum of squares over whole tensors, divided once: fewer small ops than a
-    # per-sample norm, then a batch mean, then a layer mean.
-    # Jacobians are (batch, width, k), members first with a member axis: the
-    # squared norms are then summed over the members too.
+    # Sums over whole tensors (and members), divided once: fewer small ops.
     batch = result.jacobians[0].shape[-3]
     squares = result.squared_norms
     if squares is None:
@@ -58,9 +53,7 @@ def stream_dreg(result):
 def local_dreg(result):
     r"""Layer-local DREG, :math:`\frac1L \sum_l \sum_i \phi'(z^l_i)^2 \|W^l_i\|^2`.
 
-    It is the squared Frobenius norm of ``diag(phi'(z_l)) W_l``, the layer's
-    own Jacobian, batch-averaged and averaged over the activated layers. It
-    needs no stream and works with any activation.
+    The batch-mean squared norm of each layer's own Jacobian; no stream needed.
 
     Parameters
     ----------
@@ -79,12 +72,10 @@ def local_dreg(result):
     for d, weight in zip(result.derivatives, result.weights, strict=True):
         if d is None:
             raise ValueError("local_dreg needs a forward pass with derivatives.")
-        # sum_b sum_i (d_bi ||W_i||)^2, in four ops (op count sets the cost on
-        # small batches).
+        # sum_b sum_i (d_bi ||W_i||)^2, in four ops.
         scaled = d * torch.linalg.vector_norm(weight, dim=-1).unsqueeze(-2)
         total = total + scaled.square().sum()
-    # Rows: every axis but the last (neurons) and, with a member axis (the
-    # weights' first), the members, whose penalties add up.
+    # Rows: every axis but the neurons', less the members', whose penalties add.
     batch = result.derivatives[0].shape[:-1].numel()
     if result.weights[0].dim() == 3:
         batch //= result.weights[0].shape[0]
@@ -94,8 +85,7 @@ def local_dreg(result):
 def input_gradient_penalty(per_sample_loss, inputs, sample_weight=None):
     """Batch-mean squared norm of the loss gradient w.r.t. the inputs (IGPen).
 
-    Computed by double backpropagation: the gradient graph is kept so the
-    penalty itself can be differentiated.
+    By double backpropagation, so the penalty can be differentiated.
 
     Parameters
     ----------
@@ -104,7 +94,7 @@ def input_gradient_penalty(per_sample_loss, inputs, sample_weight=None):
     inputs : torch.Tensor of shape (batch, n_features)
         With ``requires_grad=True``.
     sample_weight : torch.Tensor of shape (batch,), optional
-        Weights of the rows' squared norms (a weighted batch mean).
+        Weights of the rows' squared norms.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-r"""Normalised residual CR network with a dual-stream forward pass.
+"""Normalised residual CR network with a dual-stream forward pass.
 
 A PolyLayer stem followed by pre-normalised residual blocks::
 
@@ -6,13 +6,8 @@ A PolyLayer stem followed by pre-normalised residual blocks::
     h_{l+1} = h_l + U_l phi_l(W_l RMSNorm_l(h_l) + c_l) + e_l     (block l)
     y       = W_out h_L + b_out                                   (output)
 
-A block inserted with zero ``U_l`` and ``e_l`` is the identity. The stream
-is carried through the PolyLayers as in :mod:`cr_sklearn.nn.network`, the
-skip path by adding the incoming Jacobian, and RMSNorm by its Jacobian
-
-.. math:: \frac{\partial\,\mathrm{RMSNorm}(h)}{\partial h}
-          = \mathrm{diag}(g)\Big(\frac{I}{r} - \frac{h h^\top}{w r^3}\Big),
-          \qquad r = \sqrt{\tfrac1w \lVert h\rVert^2 + \epsilon}.
+A block inserted with zero ``U_l`` and ``e_l`` is the identity. The skip
+path carries the incoming Jacobian, RMSNorm its own.
 """
 
 import torch
@@ -43,8 +38,7 @@ class RMSNorm(nn.Module):
     eps : float, default=1e-6
         Added to the mean square.
     n_members : int or None, default=None
-        With an int ``M``, one gain per member (shape ``(M, 1, width)``) for
-        inputs of shape ``(M, batch, width)``.
+        ``M``: one gain per member, for inputs of shape ``(M, batch, width)``.
     """
 
     def __init__(self, width, eps=1e-6, n_members=None):
@@ -90,6 +84,7 @@ class RMSNorm(nn.Module):
         jvp : torch.Tensor of shape (batch, k, width)
             One per row of ``tangents``.
         """
+        # J = diag(g) (I / r - h h^T / (w r^3)), r = sqrt(mean(h^2) + eps)
         r = self._rms(h)  # (batch, 1)
         value = h / r * self.gain
         hu = torch.matmul(tangents, h.unsqueeze(-1))  # (batch, k, 1)
@@ -136,14 +131,12 @@ class ResidualBlock(nn.Module):
     degree : int, default=3
         Polynomial degree for ``activation="poly"``.
     spectral_norm : bool, default=False
-        Spectrally normalise the inner weight matrix. The projection back to
-        the stream is never normalised: a zero projection (an inserted block)
-        has no spectral normalisation.
+        Spectrally normalise the inner weight matrix (never the projection,
+        which may be zero).
     zero_init : bool, default=False
-        Start the projection at zero, so the block is the identity map.
+        Start the projection at zero: the block is the identity.
     n_members : int or None, default=None
-        With an int, one block per member of a member stack (see
-        :class:`~cr_sklearn.nn.CRNetwork`).
+        With an int, one block per member of a member stack.
     """
 
     def __init__(
@@ -183,18 +176,15 @@ class ResidualBlock(nn.Module):
 class ResidualCRNetwork(BaseCRNetwork):
     """Normalised residual network of PolyLayers with a dual-stream pass.
 
-    Same interface as :class:`~cr_sklearn.nn.CRNetwork`, from the same base
-    (:class:`~cr_sklearn.nn.BaseCRNetwork`).
+    Same interface as :class:`~cr_sklearn.nn.CRNetwork`.
 
     Parameters
     ----------
     n_features, n_outputs : int
         Input and output dimensions.
     hidden_layer_sizes : sequence of int, default=(64, 64)
-        The width of the stem PolyLayer, which is the width ``w`` of the
-        residual stream, then the inner width of each residual block:
-        ``(64,)`` is a one-layer CR network, ``(64, 64, 64)`` a stem and two
-        blocks.
+        The stem's width ``w`` (the residual stream), then each block's inner
+        width: ``(64, 64, 64)`` is a stem and two blocks.
     activation : str, default="poly"
         The activation of the stem and of the blocks' inner layers.
     degree : int, default=3
@@ -202,8 +192,7 @@ class ResidualCRNetwork(BaseCRNetwork):
     dropout : float, default=0.0
         Dropout probability after the stem and each inner layer (training).
     spectral_norm : bool, default=False
-        Spectrally normalise the stem, the blocks' inner layers and the output
-        layer (not the blocks' projections back to the stream).
+        Spectrally normalise every layer but the blocks' projections.
     encoded_features : int or None, default=None
         Columns of an input encoding (see the base class).
     stream_space : {"input", "encoded"}, default="input"
@@ -224,9 +213,8 @@ class ResidualCRNetwork(BaseCRNetwork):
 
     Notes
     -----
-    The stream's ``derivatives`` and ``weights`` list the stem and then each
-    block's inner PolyLayer (so the local penalty sees every activated layer);
-    its ``jacobians`` list the Jacobian of the residual stream after the stem
+    The stream's ``derivatives`` and ``weights`` list the stem, then each
+    block's inner layer; its ``jacobians`` the residual stream's after the stem
     and after every block, then the output layer's.
     """
 
@@ -280,8 +268,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         inner_width : int, optional
             Width of the block's PolyLayer; the stream width by default.
         seed : int, default=0
-            Seeds the inner layer's initialisation (the caller's random
-            stream is left untouched).
+            Seeds the inner layer (the caller's random stream is left untouched).
 
         Returns
         -------
@@ -305,8 +292,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         position : int
             In ``0 .. n_blocks``.
         blocks : sequence of ResidualBlock
-            Blocks of this network's stream width, e.g. from
-            :meth:`make_block`.
+            Blocks of this stream width, e.g. from :meth:`make_block`.
 
         Returns
         -------
@@ -328,8 +314,7 @@ class ResidualCRNetwork(BaseCRNetwork):
     def widen_block(self, index, n_units, *, seed=0):
         """Add ``n_units`` activated units to block ``index``, function unchanged.
 
-        The new units get a fresh (seeded) inner initialisation, an identity
-        polynomial and zero outgoing weights (whose gradient is the width
+        The new units have zero outgoing weights (their gradient is the width
         signal).
 
         Parameters
@@ -391,10 +376,8 @@ class ResidualCRNetwork(BaseCRNetwork):
     def _activated(self, layer, act, h, j, stream, need_d, rows=None):
         """One PolyLayer: ``(phi(z), phi'(z) or None, J)``.
 
-        ``j`` is the incoming Jacobian applied to the directions, (batch, k,
-        width), or ``None`` for the identity (the exact stream's start, where
-        ``I W^T = W^T`` needs no product). With ``rows``, ``j`` and the
-        returned Jacobian cover those rows only.
+        ``j`` is the incoming Jacobian times the directions, (batch, k, width), or
+        ``None`` for the identity; with ``rows``, for those rows only.
         """
         a, d = self._activate(
             act, linear(h, layer.weight, layer.bias), stream or need_d
@@ -414,8 +397,7 @@ class ResidualCRNetwork(BaseCRNetwork):
     ):
         """Shared pass on standardised ``h``: the stream plus the block inputs."""
         stream = exact or directions is not None
-        # j: the Jacobian of the current state applied to the directions,
-        # (batch or len(rows), k, width); rows are directions.
+        # j: the current state's Jacobian times the directions, (rows, k, width).
         j = None if exact else directions
         if j is not None:
             j = j.expand(h.shape[-2] if rows is None else rows.shape[0], *j.shape[-2:])
