@@ -16,17 +16,12 @@ __all__ = ["default_baselines"]
 
 logger = logging.getLogger("cr_sklearn.study")
 
-# The name of HistGradientBoosting when it stands in for XGBoost: the name
-# is what tables and plots show.
+# The name tables and plots show for the XGBoost stand-in.
 STAND_IN = "HistGradientBoosting (XGBoost stand-in)"
 
 
 class _LabelEncodedClassifier(ClassifierMixin, BaseEstimator):
-    """Fit ``estimator`` on labels encoded as 0..K-1, answer in the labels.
-
-    XGBoost accepts only contiguous integer classes, and a DataFrame reaches
-    it as an array (it refuses column names with ``[``, ``]`` or ``<``).
-    """
+    """Fit on codes 0..K-1 and arrays (as XGBoost needs), answer in the labels."""
 
     def __init__(self, estimator):
         self.estimator = estimator
@@ -55,12 +50,9 @@ def _values(X):
 
 
 class _LeafScaledHistGradientBoosting(ClassifierMixin, BaseEstimator):
-    """HistGradientBoostingClassifier whose leaf size follows the training size.
+    """HistGradientBoosting with a leaf size of ``n_samples // 10`` in [3, 20].
 
-    The default ``min_samples_leaf=20`` leaves no split on the 31 rows of a 5%
-    Pima fold; here it is ``n_samples // 10`` clipped to ``[3, 20]``
-    (``min_samples_leaf_``), so that boosting behaves on tiny folds roughly as
-    XGBoost's default does. The fitted booster is ``estimator_``.
+    The default of 20 leaves no split on the rows of a 5% Pima fold.
     """
 
     def __init__(self, random_state=None):
@@ -98,30 +90,24 @@ def default_baselines(*, random_state=None, n_jobs=1):
     Parameters
     ----------
     random_state : int, RandomState instance or None, default=None
-        Seed of the randomised baselines. Studies replace ``None`` by a seed
-        derived from the study's ``random_state`` and the split.
+        Seed of the randomised baselines (studies derive one from theirs).
     n_jobs : int, default=1
-        Threads of RandomForest and XGBoost. Keep 1 when the study itself
-        runs fits in parallel, so workers do not oversubscribe the cores.
+        Threads of RandomForest and XGBoost; keep 1 when the study runs fits in
+        parallel.
 
     Returns
     -------
     baselines : dict of str to estimator
-        ``"LogisticRegression"`` and ``"SVC"`` (RBF kernel), each after a
-        StandardScaler; ``"RandomForest"`` (500 trees); ``"XGBoost"``, or
-        without xgboost ``"HistGradientBoosting (XGBoost stand-in)"``;
-        ``"MLP"`` (MLPClassifier with two layers of 64 after a
-        StandardScaler). Unfitted, in this order.
+        Unfitted, in this order: ``"LogisticRegression"`` and ``"SVC"`` (RBF)
+        after a StandardScaler, ``"RandomForest"`` (500 trees), ``"XGBoost"``
+        (any labels; ``estimator`` is the ``XGBClassifier``), ``"MLP"`` (two
+        layers of 64 after a StandardScaler).
 
     Notes
     -----
-    XGBoost is wrapped so that it accepts any class labels; the wrapper's
-    ``estimator`` is the ``XGBClassifier``. Without xgboost (the ``xgboost``
-    extra), scikit-learn's HistGradientBoostingClassifier stands in for it,
-    ``min_samples_leaf`` scaled to the training size (``n // 10`` clipped to
-    ``[3, 20]``; the default of 20 predicts the majority class on a few
-    dozen rows). Its name says it is a stand-in, and a one-line note is
-    logged (logger ``"cr_sklearn.study"``, level WARNING).
+    Without the ``xgboost`` extra a HistGradientBoosting classifier with its
+    leaf size scaled to the data stands in, named ``"HistGradientBoosting
+    (XGBoost stand-in)"``, and a note is logged (logger ``"cr_sklearn.study"``).
 
     Examples
     --------

@@ -13,14 +13,11 @@ __all__ = ["DATASETS", "load_study_dataset", "tabular_preprocessor"]
 
 DATASETS = ("pima", "wine-red", "wine-white", "breast-cancer", "digits")
 
-#: A CSV file larger than this is refused before it is read: a study fits
-#: hundreds of models on it, so subsample it first.
+#: A CSV file larger than this is refused before it is read.
 MAX_CSV_BYTES = 1 << 30
-#: Values beyond this magnitude overflow float64 when squared (a variance, a
-#: standardisation): no model of a study trains on them.
+#: Values beyond this magnitude overflow float64 when squared.
 MAX_MAGNITUDE = 1e150
-#: The most categories one-hot encoded per text column; rarer values share
-#: one column ("infrequent"), so that an identifier column stays narrow.
+#: The most categories one-hot encoded per text column; rarer ones share one.
 MAX_CATEGORIES = 32
 
 
@@ -50,32 +47,29 @@ def load_study_dataset(name, target=None, *, as_frame=False):
     ----------
     name : str
         One of ``"pima"``, ``"wine-red"``, ``"wine-white"``,
-        ``"breast-cancer"``, ``"digits"``, or the path of a CSV file (UTF-8,
-        a header row, at most 1 GiB).
+        ``"breast-cancer"``, ``"digits"``, or the path of a CSV file (UTF-8, a
+        header row, at most 1 GiB).
     target : str, default=None
         The label column of a CSV file (required for files).
     as_frame : bool, default=False
-        Return the features as a pandas DataFrame with their column names.
-        A CSV file's text columns and missing values are then kept, for a
-        preprocessing step inside each fold (see
-        :func:`tabular_preprocessor`); without ``as_frame`` they are errors.
+        Return the features as a pandas DataFrame, keeping a CSV file's text
+        columns and missing values for :func:`tabular_preprocessor` (without
+        it they are errors).
 
     Returns
     -------
     X : ndarray or DataFrame of shape (n_samples, n_features)
-        Features: float64, or with ``as_frame`` a DataFrame whose numeric
-        columns are float64 and text columns as read.
+        Features: float64, or a DataFrame with float64 numeric columns.
     y : ndarray of shape (n_samples,)
         Labels.
 
     Raises
     ------
     ValueError
-        Naming the file and the columns, for an unknown name or path, a file
-        that is not UTF-8 CSV text, larger than 1 GiB, empty or without data
-        rows, a header naming a column twice or lacking ``target``, missing
-        labels, infinite values or values beyond 1e150 in magnitude and,
-        without ``as_frame``, non-numeric columns or missing values.
+        Naming the file and the columns, for a file that cannot be read as
+        UTF-8 CSV, is too large or empty, repeats a column name or lacks
+        ``target``, has missing labels, infinite values or values beyond 1e150,
+        or, without ``as_frame``, text columns or missing values.
 
     Examples
     --------
@@ -188,8 +182,7 @@ def _read_csv(path, name, target):
 def _check_features(X, name, as_frame):
     import pandas as pd
 
-    # is_numeric_dtype understands pandas' own dtypes (pandas 3 reads text as
-    # a string dtype numpy cannot interpret).
+    # is_numeric_dtype understands pandas' own (string) dtypes.
     numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c].dtype)]
     text = [c for c in X.columns if c not in set(numeric)]
     if text and not as_frame:
@@ -230,12 +223,10 @@ def _check_features(X, name, as_frame):
 def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
     """The preprocessing a table's text columns and missing values need.
 
-    A :class:`~sklearn.compose.ColumnTransformer` to put before every model
-    of a study, fitted inside each training fold: text columns are one-hot
-    encoded (a missing value is a category; at most ``max_categories``
-    columns each, rarer values sharing one, unseen ones ignored), missing
-    numbers imputed with the median and flagged in an indicator column. Its
-    output is a DataFrame, so the models see column names.
+    A :class:`~sklearn.compose.ColumnTransformer` to fit inside each training
+    fold before every model: text columns one-hot encoded (missing values a
+    category, at most ``max_categories`` columns each), missing numbers imputed
+    with the median plus an indicator column; DataFrame output.
 
     Parameters
     ----------
@@ -290,8 +281,7 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
             max_categories=max_categories,
             sparse_output=False,
         )
-        # The encoder needs one kind of missing value: pandas' string dtypes
-        # mark them with pd.NA, which it cannot sort.
+        # One kind of missing value: the encoder cannot sort pd.NA.
         to_object = FunctionTransformer(_as_object, feature_names_out="one-to-one")
         transformers.append(("text", make_pipeline(to_object, encoder), text))
         plural = "s" if len(text) > 1 else ""

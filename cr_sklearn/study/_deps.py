@@ -19,8 +19,7 @@ FEATURES = {
 def _installed(module):
     parts = module.split(".")
     for end in range(1, len(parts) + 1):
-        # A None entry blocks the import of that package and everything under
-        # it, even a submodule imported earlier (find_spec would return it).
+        # A None entry blocks the package and its submodules (find_spec won't).
         name = ".".join(parts[:end])
         if name in sys.modules and sys.modules[name] is None:
             return False
@@ -32,26 +31,22 @@ def _installed(module):
 
 
 def check_dependencies(*features, purpose="This study"):
-    """Check that the optional packages of ``features`` are installed.
+    """Check, before any work, that the optional packages of ``features`` are installed.
 
-    Call it before the work starts, so that a missing package is reported
-    at once, not after hours of fits. Nothing is imported.
+    Nothing is imported.
 
     Parameters
     ----------
     *features : {"tables", "plots", "progress", "dask", "xgboost"}
-        What the caller will use: ``"tables"`` (pandas: summaries,
-        comparisons, Markdown tables), ``"plots"`` (matplotlib),
-        ``"progress"`` (tqdm), ``"dask"`` (``dask.distributed``),
-        ``"xgboost"`` (the XGBoost baseline).
+        What the caller will use: pandas, matplotlib, tqdm, ``dask.distributed``
+        or the XGBoost baseline.
     purpose : str, default="This study"
         Who needs them, the start of the error message.
 
     Raises
     ------
     ImportError
-        Naming every missing package, what it is for, and the ``pip``
-        command that installs the extras providing them.
+        Naming every missing package and the ``pip`` command for its extras.
 
     Examples
     --------

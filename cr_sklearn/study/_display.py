@@ -66,14 +66,12 @@ def _star(ax, xy, offset, color, **align):
 class StudyDisplay:
     """Score against training fraction per model, and paired differences.
 
-    Left, each model's mean score over the splits at every training
-    fraction, the reference in bold black; right, each other model's paired
-    difference to it with the unadjusted interval of the test of
-    :meth:`StudyResult.compare`, ``*`` marking (as in the table) the
-    differences significant after the correction. Standard deviations over
-    splits, the wrong error bars for models compared on shared splits, are
-    drawn only with ``bands=True``. A single fraction is drawn as a row per
-    model instead. Build and draw it with :meth:`from_result`.
+    Left, each model's mean score over the splits per training fraction, the
+    reference in bold black; right, each other model's paired difference to it
+    with the unadjusted interval of :meth:`StudyResult.compare`'s test, ``*``
+    marking the differences significant after the correction. A single fraction
+    is drawn as a row per model. Build it with :meth:`from_result`; see
+    :ref:`study-statistics`.
 
     Parameters
     ----------
@@ -87,8 +85,8 @@ class StudyDisplay:
     reference : str, default=None
         The model the differences are taken against; drawn in bold.
     differences : dict of str to ndarray of shape (n_fractions, 3), default=None
-        Per other model, the test's estimate of the paired difference (model
-        minus reference) and the interval's bounds at every fraction.
+        Per other model, the estimate of the paired difference (model minus
+        reference) and the interval's bounds at every fraction.
     confidence : float, default=0.95
         Coverage of the intervals in ``differences``.
     n_train : ndarray of shape (n_fractions,), default=None
@@ -100,8 +98,7 @@ class StudyDisplay:
     correction : {"holm", "bonferroni"} or None, default="holm"
         The correction behind ``rejected``, named in the title.
     rejected : dict of str to ndarray of shape (n_fractions,), default=None
-        Per other model, whether the corrected test rejects at level
-        ``1 - confidence`` (drawn as ``*``).
+        Per other model, whether the corrected test rejects (drawn as ``*``).
 
     Attributes
     ----------
@@ -206,8 +203,8 @@ class StudyDisplay:
         models : list of str, default=None
             Models to show, in this order; all by default.
         reference : str, default=None
-            The model the others are compared with, as in
-            :meth:`StudyResult.compare`: the first of ``models`` by default.
+            The model the others are compared with; the first of ``models`` by
+            default.
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
             The paired test whose intervals are drawn.
         correction : {"holm", "bonferroni"} or None, default="holm"
@@ -219,16 +216,8 @@ class StudyDisplay:
             Name of the data, for the title.
         ax : matplotlib Axes or pair of Axes, default=None
             Where to draw, see :meth:`plot`.
-        differences : bool, default=True
-            See :meth:`plot`.
-        layout : {"row", "column"}, default="row"
-            See :meth:`plot`.
-        bands : bool, default=False
-            See :meth:`plot`.
-        line_kw : dict, default=None
-            See :meth:`plot`.
-        fill_between_kw : dict, default=None
-            See :meth:`plot`.
+        differences, layout, bands, line_kw, fill_between_kw : optional
+            As in :meth:`plot`.
 
         Returns
         -------
@@ -358,14 +347,12 @@ class StudyDisplay:
         Parameters
         ----------
         ax : matplotlib Axes or pair of Axes, default=None
-            Where to draw. ``None``: a new figure, with a second panel for
-            the differences when there are any. One Axes: the scores only.
-            A pair ``(scores_ax, differences_ax)``: both panels there.
+            ``None``: a new figure, with a panel of differences when there are
+            any; one Axes: the scores only; a pair: both panels there.
         differences : bool, default=True
             Draw the panel of paired differences (on a new figure).
         layout : {"row", "column"}, default="row"
-            On a new figure, the differences beside the scores (``"row"``)
-            or below them (``"column"``, for narrow pages).
+            On a new figure, the differences beside the scores or below them.
         bands : bool, default=False
             Shade mean +- one standard deviation over splits on the scores.
         line_kw : dict, default=None
@@ -376,8 +363,8 @@ class StudyDisplay:
         Returns
         -------
         self : StudyDisplay
-            With ``ax_``, ``diff_ax_``, ``figure_``, ``lines_``,
-            ``errorbars_``, ``fill_between_`` and ``legend_`` set.
+            With ``ax_``, ``diff_ax_``, ``figure_``, ``lines_``, ``errorbars_``,
+            ``fill_between_`` and ``legend_`` set.
         """
         plt = import_or_hint(
             "matplotlib.pyplot", feature="plots", purpose="StudyDisplay.plot"
@@ -399,8 +386,7 @@ class StudyDisplay:
             self._plot_scores(ax, styles, bands, line_kw, fill_between_kw)
             if diff_ax is not None:
                 self._plot_differences(diff_ax, styles)
-            # Outside the data: right of the last panel of a row, of the
-            # first of a column.
+            # Right of the last panel of a row, of the first of a column.
             stacked = diff_ax is not None and _stacked(ax, diff_ax)
             last = diff_ax if diff_ax is not None and not stacked else ax
             self.legend_ = last.legend(
@@ -483,12 +469,7 @@ class StudyDisplay:
         ax.grid(True, alpha=0.3)
 
     def _plot_one_fraction(self, plt, ax, draw_diff, layout, styles, line_kw):
-        """One fraction: a row per model, the score on the x axis.
-
-        Each model's mean with its standard deviation over splits, and beside
-        it the paired differences with the test's intervals, the models named
-        on the y axis (no legend).
-        """
+        """One fraction: a row per model (mean and std), the differences beside it."""
         # The reference on top, the others below in the order given.
         models = sorted(self.means, key=lambda m: m != self.reference)
         rows = {model: len(models) - 1 - i for i, model in enumerate(models)}

@@ -1,5 +1,4 @@
-"""The study engine: argument checks, seeded subsamples, one fit-and-score task,
-and the joblib loop that runs them (shared by every study)."""
+"""The study engine: argument checks, subsamples, tasks and the joblib loop."""
 
 import contextlib
 import sys
@@ -72,9 +71,8 @@ def _check_scorers(scoring):
 def nested_subsamples(y, fractions, rng):
     """Stratified, nested subsamples of ``range(len(y))``, one per fraction.
 
-    Each class's indices are shuffled once; the subsample for fraction ``f``
-    takes the first ``max(1, round(f * n_class))`` of every class, so smaller
-    fractions are subsets of larger ones and every class is present.
+    Each class is shuffled once and fraction ``f`` takes its first ``max(1,
+    round(f * n_class))``: smaller fractions are subsets of larger ones.
     """
     orders = [rng.permutation(np.flatnonzero(y == c)) for c in np.unique(y)]
     out = {}
@@ -93,10 +91,7 @@ def _derived_seed(base, *keys):
 
 
 def prepare_estimator(estimator, seed, n_threads):
-    """Clone, fill ``random_state=None`` with ``seed`` and bound ``n_threads``.
-
-    Nested parameters (``step__random_state`` in pipelines) are included.
-    """
+    """Clone, fill (nested) ``random_state=None`` with ``seed``, set ``n_threads``."""
     est = clone(estimator)
     params = est.get_params(deep=True)
     updates = {}
@@ -112,13 +107,10 @@ def prepare_estimator(estimator, seed, n_threads):
 
 
 def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
-    """Fit on ``train``, score on ``test``.
+    """Fit on ``train``, score on ``test``: ``(scores, fit_time, score_time, raised)``.
 
-    Returns ``(scores, fit_time, score_time, raised)``: the scores by name,
-    the seconds of the fit and of the scoring, and the distinct warnings
-    raised as ``(category, message)`` pairs, recorded so that a study shows
-    each once. With ``n_threads``, BLAS and OpenMP pools are limited to that
-    many threads during the task (loky does this, Dask does not).
+    ``raised``: the distinct warnings as ``(category, message)``. With
+    ``n_threads``, BLAS and OpenMP pools are limited during the task.
     """
     # _safe_indexing keeps a pandas Categorical y (and its order).
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
@@ -129,8 +121,7 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
         else contextlib.nullcontext()
     )
     with limits, warnings.catch_warnings(record=True) as caught:
-        # Small subsamples make iterative baselines stop before converging;
-        # that is part of the experiment, not a problem to report per fit.
+        # Small subsamples stop iterative baselines early by design.
         warnings.simplefilter("ignore", ConvergenceWarning)
         start = time.perf_counter()
         estimator.fit(X_train, y_train)
@@ -149,14 +140,8 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
 def warn_once(raised, n_tasks, stacklevel=3):
     """Show each distinct warning of a study's tasks once, with its count.
 
-    Parameters
-    ----------
-    raised : list of list of (type, str)
-        The ``raised`` warnings of every task (see :func:`fit_and_score`).
-    n_tasks : int
-        Number of tasks, for the count.
-    stacklevel : int, default=3
-        Of :func:`warnings.warn`: the caller of the study function.
+    ``raised`` holds each task's warnings (:func:`fit_and_score`); ``stacklevel``
+    points at the caller of the study function.
     """
     counts = {}
     for task in raised:
@@ -173,12 +158,7 @@ def warn_once(raised, n_tasks, stacklevel=3):
 
 
 def run_records(tasks, keys, columns, **run):
-    """The records of the fit-and-score ``tasks``, run by :func:`run_tasks`.
-
-    One record per task and metric: the task's key, the metric, the value
-    and the times, as many as ``columns`` (the record's fields) hold. Each
-    distinct warning of the tasks is shown once.
-    """
+    """One record per task and metric from :func:`run_tasks`; warnings shown once."""
     outputs = run_tasks(tasks, **run)
     warn_once([out[3] for out in outputs], len(outputs), stacklevel=4)
     records = []
@@ -214,10 +194,8 @@ _PROGRESS_CHOICES = "a bool, 'auto' or 'lines'"
 def resolve_progress(progress, purpose):
     """What to show: True (a bar), False (nothing) or ``"lines"``.
 
-    ``"auto"``: a bar in a terminal or notebook, with tqdm installed;
-    nothing otherwise. True needs tqdm. ``"lines"``: plain lines on
-    standard error (for logs and pipes; needs nothing). Called before any
-    fit, so that ``progress=True`` without tqdm fails at once.
+    ``"auto"``: a bar in a terminal or notebook with tqdm, else nothing. Called
+    before any fit, so that ``progress=True`` without tqdm fails at once.
     """
     if isinstance(progress, str):
         if progress == "lines":
@@ -240,12 +218,7 @@ def _timed(index, func, args, kwargs):
 
 
 class _TimeLeft:
-    """The time left of a run of fits, estimated from completed fits only.
-
-    From the mean duration of the completed tasks (timed inside the workers,
-    start-up excluded) over the number of workers, then, once ``2 *
-    workers`` fits are done, from the throughput since the first completion.
-    """
+    """Time left of a run, from the completed fits' mean duration, then throughput."""
 
     def __init__(self, total, workers):
         self.total = total
@@ -304,11 +277,7 @@ PROGRESS_LINE_INTERVAL_S = 30.0
 
 
 class _ProgressLines:
-    """Plain progress lines on standard error, for logs and pipes.
-
-    A line after the first completed fit, then at most one every
-    :data:`PROGRESS_LINE_INTERVAL_S` seconds, and one at the end.
-    """
+    """Plain progress lines on standard error: after the first fit, then every 30 s."""
 
     def __init__(self, total, desc, workers):
         self.left = _TimeLeft(total, workers)
@@ -341,12 +310,7 @@ class _ProgressLines:
 
 
 def run_tasks(tasks, *, n_jobs, verbose, progress, desc):
-    """Run ``delayed`` tasks with joblib; results in task order.
-
-    ``progress`` is what :func:`resolve_progress` resolved: True (a bar),
-    False or ``"lines"``. Results arrive as fits complete (where the backend
-    supports it) and are put back in task order.
-    """
+    """Run ``delayed`` tasks with joblib, as they complete; results in task order."""
     timed = [delayed(_timed)(i, *task) for i, task in enumerate(tasks)]
     bar = None
     if progress and tasks:

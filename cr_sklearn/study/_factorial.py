@@ -34,9 +34,7 @@ __all__ = ["FactorialResult", "factorial_study"]
 
 ACTIVATIONS = ACTIVATION_NAMES
 
-# Parameters of the estimator per regulariser: every cell switches all of
-# them explicitly, so that each is alone in its cell whatever the estimator's
-# defaults ("dreg" keeps the estimator's own dreg_lambda).
+# Every cell sets all of them, so each regulariser is alone in its cell.
 _OFF = {
     "dreg": None,
     "dropout": 0.0,
@@ -53,8 +51,7 @@ REGULARIZERS = {
     "igpen": {**_OFF, "igpen_lambda": 10**-2.5},
 }
 
-# label_noise corrupts the training labels only (test labels stay true);
-# snr_db adds Gaussian noise to all features, before the train/test split.
+# label_noise: the training labels only; snr_db: all rows, before the split.
 CONDITIONS = {
     "clean": {},
     "label_noise_40": {"label_noise": 0.4},
@@ -141,10 +138,9 @@ def factorial_study(
 ):
     """Fit every activation x regulariser on each dataset, seed and condition.
 
-    For every dataset, condition and seed the data is split once
-    (stratified); every (activation, regulariser) is fitted on the same
-    training set with the same seed and scored on the same test set. Each
-    fit is one joblib task.
+    For every dataset, condition and seed the data is split once (stratified);
+    every (activation, regulariser) is fitted and scored on the same split with
+    the same seed.
 
     Parameters
     ----------
@@ -153,23 +149,19 @@ def factorial_study(
     activations : sequence of str, default=("poly", "relu", "gelu", "tanh", "swish")
         Values of the estimator's ``activation``.
     regularizers : list of str or dict of str to dict, default=None
-        Names of the built-in regularisers or a dict of name to the
-        estimator parameters that define it. Built in: ``"none"``,
-        ``"dreg"`` (``dreg="stream"`` at the estimator's ``dreg_lambda``),
-        ``"dropout"`` (0.2), ``"weight_decay"`` (0.1, decoupled),
-        ``"spectral_norm"`` and ``"igpen"`` (input-gradient penalty,
-        ``igpen_lambda=10**-2.5``); each sets the others off, so ``"none"``
-        is an unregularised network. ``None`` uses all six.
+        Built-in names or a dict of name to estimator parameters. Built in:
+        ``"none"``, ``"dreg"`` (``dreg="stream"``), ``"dropout"`` (0.2),
+        ``"weight_decay"`` (0.1), ``"spectral_norm"`` and ``"igpen"``
+        (``igpen_lambda=10**-2.5``), each with the others off. ``None``: all.
     conditions : list of str or dict of str to dict, default=None
-        Names of built-in conditions or a dict of name to settings
-        ``{"label_noise": rate, "snr_db": snr}``. Built in: ``"clean"``,
-        ``"label_noise_40"`` (40% of the *training* labels corrupted by
-        :func:`corrupt_labels`) and ``"snr_-10dB"`` (:func:`add_gaussian_noise`
-        at -10 dB on all features). ``None`` uses all three.
+        Built-in names or a dict of name to ``{"label_noise": rate, "snr_db":
+        snr}``. Built in: ``"clean"``, ``"label_noise_40"`` (40% of the
+        training labels corrupted) and ``"snr_-10dB"`` (noise on all features).
+        ``None``: all three.
     seeds : sequence of int, default=(0, 1, 2)
         One train/test split, noise draw and model seed per value.
     estimator : estimator, default=None
-        The network to vary; ``CRClassifier()`` by default. It must accept
+        The network to vary (``CRClassifier()`` by default); it must accept
         ``activation`` and the regulariser parameters.
     test_size : float, default=0.25
         Test share of each split.
@@ -178,7 +170,7 @@ def factorial_study(
     n_jobs, n_threads, verbose : int or None
         As in :func:`data_fraction_study` (defaults None, 1 and 0).
     progress : bool, "auto" or "lines", default="auto"
-        A progress bar over the fits, as in :func:`data_fraction_study`.
+        As in :func:`data_fraction_study`.
 
     Returns
     -------
@@ -311,8 +303,7 @@ class FactorialResult(_Records):
         Returns
         -------
         cells : pandas.DataFrame
-            Indexed by (dataset, condition, activation), one column per
-            regulariser.
+            Indexed by (dataset, condition, activation), a column per regulariser.
         """
         frame = self._metric_frame(metric)
         table = frame.pivot_table(
@@ -327,8 +318,7 @@ class FactorialResult(_Records):
     def ranks(self, metric=None, by=None):
         """Mean rank of each regulariser (1 is best) within the blocks.
 
-        A block is one (dataset, condition, activation, seed); ties share the
-        average rank.
+        A block is one (dataset, condition, activation, seed); ties share a rank.
 
         Parameters
         ----------
@@ -340,8 +330,7 @@ class FactorialResult(_Records):
         Returns
         -------
         ranks : pandas.Series or pandas.DataFrame
-            A Series indexed by regulariser, or with ``by`` a DataFrame with
-            one column per level plus ``"all"``.
+            By regulariser; with ``by`` a column per level plus ``"all"``.
         """
         pd = _import_pandas("ranks")
         frame = self._metric_frame(metric).copy()
@@ -380,10 +369,8 @@ class FactorialResult(_Records):
         metric : str, default=None
             The metric; the first by default.
         test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
-            The paired test; ``"corrected_t"`` uses ``n_test / n_train``. The
-            pairs are blocks of different data sets, whose differences share
-            no scale: a rank test is the default.
-
+            The paired test; a rank test by default, as differences on different
+            data sets share no scale.
         correction : {"holm", "bonferroni"} or None, default="holm"
             Correction over all rows of the returned table.
         by : {"condition", "dataset", "activation"} or None, default=None
@@ -392,9 +379,9 @@ class FactorialResult(_Records):
         Returns
         -------
         comparison : pandas.DataFrame
-            One row per (other regulariser[, level]) with ``mean_diff``
-            (reference minus other), ``wins``, ``losses``, ``statistic``,
-            ``p_value``, ``p_adjusted``, ``n_pairs``.
+            One row per (other regulariser[, level]): ``mean_diff`` (reference
+            minus other), ``wins``, ``losses``, ``statistic``, ``p_value``,
+            ``p_adjusted``, ``n_pairs``.
         """
         pd = _import_pandas("compare")
         if reference not in self.regularizers:

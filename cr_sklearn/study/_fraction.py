@@ -48,50 +48,41 @@ def data_fraction_study(
 ):
     """Cross-validated scores of several classifiers on nested training subsamples.
 
-    For every cross-validation split, the training fold is subsampled,
-    stratified by class, to each fraction; the subsamples are nested (5% is
-    inside 10%, ...) and every model is fitted on the same one. The test
-    fold is never subsampled. Each (model, fraction, split) is one joblib
-    task.
+    Each training fold is subsampled, stratified, to every fraction (nested: 5%
+    inside 10%, ...) and every model is fitted on the same subsample and scored
+    on the whole test fold; see :ref:`studies`.
 
     Parameters
     ----------
     estimators : dict of str to estimator
-        The classifiers to compare, by name. They are cloned per task.
+        The classifiers to compare, by name; cloned per task.
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
-        Class labels. An ordered pandas Categorical reaches the estimators
-        and the scorers as such (ordinal models and scorers read its order).
+        Class labels; an ordered pandas Categorical reaches the estimators and
+        scorers as such.
     fractions : sequence of float in (0, 1], default=(0.05, 0.1, 0.25, 0.5, 1.0)
         Fractions of each training fold to fit on.
     cv : int, cross-validation generator or None, default=None
-        ``None``: ``RepeatedStratifiedKFold(n_splits=5, n_repeats=5,
-        random_state=random_state)``; an int ``k``: ``StratifiedKFold(k)``.
-        A splitter's ``n_repeats`` gives the records' ``repeat`` and ``fold``.
+        ``None``: ``RepeatedStratifiedKFold(n_splits=5, n_repeats=5)``; an int
+        ``k``: ``StratifiedKFold(k)``.
     scoring : str, callable, list of str or dict, default="accuracy"
-        Any scikit-learn scoring (a name, a callable ``scorer(estimator, X,
-        y)`` such as :class:`cr_sklearn.DREGScorer`, a list or a dict);
-        ``None`` uses each estimator's ``score``.
+        Any scikit-learn scoring, e.g. :class:`cr_sklearn.DREGScorer`; ``None``
+        uses each estimator's ``score``.
     n_jobs : int, default=None
         Parallel tasks, on joblib's current backend (Dask included).
     random_state : int, default=0
         Seeds the default splitter, the subsamples and every estimator
-        parameter ``random_state`` left at ``None`` (the same for every model
-        and fraction of a split): results do not depend on ``n_jobs`` or the
-        backend.
+        parameter ``random_state`` left at ``None``: results do not depend on
+        ``n_jobs`` or the backend.
     n_threads : int or None, default=1
-        Given to every estimator parameter named ``n_threads`` (nested ones
-        too), and the limit of the BLAS and OpenMP thread pools during each
-        task, so that parallel workers do not oversubscribe the cores.
-        ``None`` leaves both as they are.
+        Given to every estimator parameter named ``n_threads``, and the limit of
+        the BLAS and OpenMP pools in each task; ``None`` leaves both.
     verbose : int, default=0
         Verbosity of joblib.
     progress : bool, "auto" or "lines", default="auto"
-        A tqdm progress bar over the fits with the time left. ``"auto"``: in
-        a terminal or a notebook (with tqdm), nothing in a pipe. ``True``
-        needs tqdm, checked before any fit. ``"lines"``: plain lines on
-        standard error every 30 seconds or so.
+        A tqdm progress bar; ``"auto"``: in a terminal or a notebook only;
+        ``"lines"``: a line on standard error about every 30 seconds.
 
     Returns
     -------
@@ -100,13 +91,8 @@ def data_fraction_study(
 
     Notes
     -----
-    Fits write nothing to disk. ``ConvergenceWarning`` is silenced inside
-    the fits; each other warning is shown once, after them, with its count.
-    On a Dask cluster (workers started with ``--nthreads 1``, cr_sklearn
-    installed)::
-
-        with joblib.parallel_config(backend="dask"):
-            result = data_fraction_study(models, X, y, n_jobs=-1)
+    ``ConvergenceWarning`` is silenced inside the fits; each other warning is
+    shown once, after them, with its count.
 
     Examples
     --------
@@ -131,9 +117,7 @@ def data_fraction_study(
         raise ValueError(
             f"n_threads must be a positive int or None, got {n_threads!r}."
         )
-    # An ordered Categorical's order reaches the estimators and the scorers
-    # (an ordinal model and an ordinal scorer read it); the plain labels
-    # stratify the splits.
+    # An ordered Categorical reaches the estimators; plain labels stratify.
     y_fit = _ordered_categorical(y)
     y = column_or_1d(y, warn=True)
     if y_fit is None:

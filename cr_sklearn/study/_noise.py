@@ -10,15 +10,12 @@ __all__ = ["add_gaussian_noise", "corrupt_labels"]
 
 
 def corrupt_labels(y, rate, random_state=None):
-    """Replace a fraction of the labels by a different, random class.
-
-    Exactly ``round(rate * n_samples)`` labels, chosen without replacement,
-    each get one of the *other* classes uniformly at random.
+    """Replace ``round(rate * n_samples)`` labels by another class, uniformly at random.
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-        Class labels (numbers or strings), at least two classes.
+        Class labels, at least two classes.
     rate : float in [0, 1]
         Fraction of labels to corrupt.
     random_state : int, RandomState instance or None, default=None
@@ -27,7 +24,7 @@ def corrupt_labels(y, rate, random_state=None):
     Returns
     -------
     y_corrupted : ndarray of shape (n_samples,)
-        A corrupted copy of ``y``; ``y`` itself is not changed.
+        A corrupted copy of ``y``.
 
     Examples
     --------
@@ -57,8 +54,7 @@ def add_gaussian_noise(X, snr_db, random_state=None):
     """Add Gaussian noise at a given signal-to-noise ratio, per feature.
 
     Feature ``j`` gets noise of standard deviation ``std(X[:, j]) * 10 **
-    (-snr_db / 20)`` (at -10 dB ten times the power of the signal; constant
-    features get none).
+    (-snr_db / 20)``.
 
     Parameters
     ----------

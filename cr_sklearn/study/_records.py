@@ -53,12 +53,12 @@ class _Records:
         return metric
 
     def to_frame(self):
-        """The records as a tidy :class:`pandas.DataFrame`, one row each.
+        """The records as a tidy :class:`pandas.DataFrame`.
 
         Returns
         -------
         frame : pandas.DataFrame
-            One column per record field.
+            One row per record, one column per field.
         """
         pd = _import_pandas("to_frame")
         return pd.DataFrame.from_records(self.records, columns=list(self._columns))
@@ -69,7 +69,7 @@ class _Records:
         Parameters
         ----------
         path_or_buf : str, path or file-like, default=None
-            Where to write. ``None`` returns the CSV text.
+            Where to write; ``None`` returns the text.
 
         Returns
         -------

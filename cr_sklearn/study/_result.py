@@ -18,16 +18,15 @@ __all__ = ["StudyResult"]
 class StudyResult(_Records):
     """Results of :func:`data_fraction_study`: tidy records, summaries, tests.
 
-    Plain data: building, pickling and ``to_csv`` need neither pandas nor
-    matplotlib; ``to_frame``, ``summary`` and ``compare`` return pandas
-    objects.
+    Building, pickling and ``to_csv`` need neither pandas nor matplotlib;
+    ``to_frame``, ``summary`` and ``compare`` return pandas objects.
 
     Parameters
     ----------
     records : list of dict
-        One dict per (model, fraction, split, metric) with the keys
-        ``model, fraction, split, repeat, fold, n_train, n_test, metric,
-        value, fit_time, score_time``.
+        One dict per (model, fraction, split, metric) with the keys ``model,
+        fraction, split, repeat, fold, n_train, n_test, metric, value,
+        fit_time, score_time``.
     models : list of str
         Model names, in the order given to the study.
     fractions : list of float
@@ -68,8 +67,7 @@ class StudyResult(_Records):
         Parameters
         ----------
         frame : pandas.DataFrame
-            The tidy records (for example ``pandas.read_csv`` of
-            :meth:`to_csv`).
+            The tidy records (e.g. ``pandas.read_csv`` of :meth:`to_csv`).
 
         Returns
         -------
@@ -114,9 +112,8 @@ class StudyResult(_Records):
         Returns
         -------
         summary : pandas.DataFrame
-            Indexed by (model, fraction), with columns ``mean``, ``std``
-            (ddof=1), ``n_splits``, ``n_train`` (mean training size),
-            ``fit_time`` (mean seconds per fit).
+            Indexed by (model, fraction): ``mean``, ``std`` (ddof=1), ``n_splits``,
+            ``n_train`` (mean training size), ``fit_time`` (mean seconds per fit).
         """
         pd = _import_pandas("summary")
         metric = self._metric(metric)
@@ -148,38 +145,33 @@ class StudyResult(_Records):
     ):
         """Paired tests of each model against ``reference`` at every fraction.
 
-        The pairs are the splits both models were scored on (the same test
-        fold and training subsample); :meth:`to_markdown` prints and
-        :class:`StudyDisplay` draws the same tests.
+        The pairs are the splits both models were scored on; :meth:`to_markdown`
+        and :class:`StudyDisplay` show the same tests (:ref:`study-statistics`).
 
         Parameters
         ----------
         reference : str, default=None
-            The model the others are compared with; the first model by
-            default.
+            The model the others are compared with; the first model by default.
         metric : str, default=None
             The metric; the study's first by default.
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-            ``"corrected_t"``: :func:`corrected_ttest`, whose variance term
-            accounts for the overlap of training sets across splits (with
-            the mean size of the subsample fitted as ``n_train``:
-            conservative at small fractions), and :func:`corrected_interval`.
-            ``"wilcoxon"``: :func:`wilcoxon_test`, which assumes independent
-            pairs (anti-conservative here), and :func:`wilcoxon_interval`.
+            :func:`corrected_ttest` and :func:`corrected_interval` (``n_train`` the
+            mean subsample size: conservative at small fractions), or
+            :func:`wilcoxon_test` and :func:`wilcoxon_interval`, which assume
+            independent pairs.
         correction : {"holm", "bonferroni"} or None, default="holm"
-            Family-wise correction over the whole table (every other model
-            and fraction), for ``p_adjusted`` and ``reject``.
+            Family-wise correction over the whole table, for ``p_adjusted`` and
+            ``reject``.
         alpha : float, default=0.05
             Level of ``reject``; the intervals cover ``1 - alpha``.
 
         Returns
         -------
         comparison : pandas.DataFrame
-            One row per (model, fraction) with ``reference``, ``mean_diff``
-            (model minus reference), the test's ``estimate`` (mean or
-            Hodges-Lehmann), its unadjusted ``ci_low``, ``ci_high``,
-            ``statistic`` and ``p_value``, then ``p_adjusted``, ``reject``
-            (``p_adjusted <= alpha``) and ``n_pairs``.
+            One row per (model, fraction): ``reference``, ``mean_diff`` (model
+            minus reference), the test's ``estimate``, its unadjusted ``ci_low``,
+            ``ci_high``, ``statistic`` and ``p_value``, then ``p_adjusted``,
+            ``reject`` and ``n_pairs``.
         """
         pd = _import_pandas("compare")
         metric = self._metric(metric)
@@ -237,10 +229,9 @@ class StudyResult(_Records):
     ):
         """Markdown table: mean +- std per model and fraction, with p-values.
 
-        Each other model's cell carries its *unadjusted* p-value against
-        ``reference``, marked ``*`` where the test rejects after the
-        ``correction`` over the whole table. The header and the caption name
-        the test and the correction.
+        Each other model's cell carries its unadjusted p-value against
+        ``reference``, with ``*`` where the test rejects after the ``correction``
+        over the whole table.
 
         Parameters
         ----------
@@ -251,22 +242,20 @@ class StudyResult(_Records):
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
             The paired test, see :meth:`compare`.
         correction : {"holm", "bonferroni"} or None, default="holm"
-            The correction behind the ``*`` marks; ``None`` marks unadjusted
-            rejections.
+            The correction behind the ``*`` marks (``None``: unadjusted).
         alpha : float, default=0.05
             Level of the ``*`` marks.
         digits : int, default=3
             Decimals of the scores.
         details : bool, default=False
-            Append a second table with every comparison: the mean
-            difference to ``reference``, the test's interval, unadjusted and
-            adjusted p-values.
+            Append a table of every comparison: mean difference, interval,
+            unadjusted and adjusted p-values.
 
         Returns
         -------
         table : str
-            Rows are models, columns fractions, then the mean fit time in
-            seconds at the largest fraction; a caption follows.
+            Models by fractions, then the mean fit time at the largest fraction,
+            and a caption naming the test and correction.
         """
         metric = self._metric(metric)
         reference = self.models[0] if reference is None else reference

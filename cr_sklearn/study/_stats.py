@@ -12,8 +12,7 @@ __all__ = [
     "wilcoxon_test",
 ]
 
-# The default everywhere is the corrected t-test: cross-validation splits
-# share training rows, which only it accounts for.
+# The corrected t-test, the default, accounts for the splits' shared rows.
 TESTS = ("corrected_t", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", None)
 #: How tables and plots name each test and correction.
@@ -24,8 +23,7 @@ TEST_LABELS = {
 CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", None: "no"}
 
 
-# A spread of the differences below this fraction of their size is rounding
-# noise (sqrt of float64's resolution): no variance to test against.
+# A spread below this fraction of the differences' size is rounding noise.
 _DEGENERATE_SPREAD = float(np.sqrt(np.finfo(np.float64).eps))
 
 
@@ -51,33 +49,30 @@ def _degenerate(d):
 def corrected_ttest(differences, test_train_ratio):
     """Nadeau-Bengio corrected resampled t-test on paired differences.
 
-    Cross-validation folds share training data, so the paired t-test is
-    anti-conservative; Nadeau and Bengio (2003) inflate the variance of the
-    mean difference from ``var / k`` to ``(1 / k + n_test / n_train) * var``.
+    Folds share training data, so the variance of the mean difference is
+    inflated from ``var / k`` to ``(1 / k + n_test / n_train) * var``
+    (Nadeau and Bengio, 2003).
 
     Parameters
     ----------
     differences : array-like of shape (k,)
         Paired score differences, one per split.
     test_train_ratio : float
-        ``n_test / n_train`` of the splits: finite and >= 0 (0 gives the
-        plain paired t-test).
+        ``n_test / n_train`` of the splits, finite and >= 0 (0: the plain
+        paired t-test).
 
     Returns
     -------
     statistic : float
         The corrected t statistic (``k - 1`` degrees of freedom).
     pvalue : float
-        Two-sided p-value. ``(0.0, 1.0)`` when every difference is 0;
-        ``(nan, nan)`` when they are equal otherwise, or spread by less than
-        ``sqrt(eps)`` of float64 relative to the largest: no variance to
-        test against.
+        Two-sided p-value; ``(0.0, 1.0)`` when every difference is 0, ``(nan,
+        nan)`` when they have no spread beyond rounding.
 
     Raises
     ------
     ValueError
-        With fewer than 2 differences, or a ratio that is negative or not a
-        finite number.
+        With fewer than 2 differences, or a ratio that is negative or not finite.
 
     Examples
     --------
@@ -106,17 +101,15 @@ def corrected_ttest(differences, test_train_ratio):
 def corrected_interval(differences, test_train_ratio, confidence=0.95):
     """Nadeau-Bengio corrected confidence interval of the mean paired difference.
 
-    The mean plus or minus the Student t quantile times the corrected
-    standard error of :func:`corrected_ttest`: it excludes 0 exactly when
-    that test rejects at level ``1 - confidence``.
+    It excludes 0 exactly when :func:`corrected_ttest` rejects at level ``1 -
+    confidence``.
 
     Parameters
     ----------
     differences : array-like of shape (k,)
         Paired score differences, one per split.
     test_train_ratio : float
-        ``n_test / n_train`` of the splits (1.0 for 5x2 cross-validation):
-        finite and >= 0.
+        ``n_test / n_train`` of the splits, finite and >= 0.
     confidence : float, default=0.95
         Coverage of the interval, in ``(0, 1)``.
 
@@ -125,7 +118,7 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     mean : float
         The mean difference.
     low, high : float
-        The interval's bounds; 0 when every difference is 0, NaN where
+        The bounds; 0 when every difference is 0, NaN where
         :func:`corrected_ttest` has no p-value.
 
     Examples
@@ -156,10 +149,7 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
 
 
 def wilcoxon_test(differences):
-    """Two-sided Wilcoxon signed-rank test on paired differences.
-
-    Zero differences are dropped (``zero_method="wilcox"``); when all
-    differences are zero the p-value is 1.
+    """Two-sided Wilcoxon signed-rank test on paired differences (zeros dropped).
 
     Parameters
     ----------
@@ -171,7 +161,7 @@ def wilcoxon_test(differences):
     statistic : float
         The signed-rank statistic.
     pvalue : float
-        Two-sided p-value.
+        Two-sided p-value; 1 when every difference is zero.
     """
     from scipy import stats
 
@@ -185,10 +175,7 @@ def wilcoxon_test(differences):
 
 
 def _signed_rank_cdf(n):
-    """``P(W+ <= w)`` for ``w = 0 .. n(n+1)/2`` under the null, exactly.
-
-    The count of subsets of ``{1, ..., n}`` with each sum, over ``2**n``.
-    """
+    """Exact null ``P(W+ <= w)`` for ``w = 0 .. n(n+1)/2``."""
     counts = np.zeros(n * (n + 1) // 2 + 1)
     counts[0] = 1.0
     for rank in range(1, n + 1):
@@ -199,12 +186,10 @@ def _signed_rank_cdf(n):
 def wilcoxon_interval(differences, confidence=0.95):
     """Hodges-Lehmann estimate and the signed-rank confidence interval.
 
-    The interval that inverts the Wilcoxon signed-rank test (Hollander and
-    Wolfe): the order statistics ``k`` and ``M + 1 - k`` of the ``M`` Walsh
-    averages ``(d_i + d_j) / 2, i <= j``, ``k`` from the null distribution
-    of the statistic (exact up to 100 pairs, normal above); the estimate is
-    their median. With ties or zeros :func:`wilcoxon_test` may use an
-    approximation and disagree at the margin.
+    The interval inverts the signed-rank test (Hollander and Wolfe): order
+    statistics of the Walsh averages ``(d_i + d_j) / 2``, exact up to 100
+    pairs, normal above. With ties or zeros :func:`wilcoxon_test` may disagree
+    at the margin.
 
     Parameters
     ----------
@@ -218,8 +203,7 @@ def wilcoxon_interval(differences, confidence=0.95):
     estimate : float
         The Hodges-Lehmann estimate (median of the Walsh averages).
     low, high : float
-        The interval's bounds; NaN when ``k`` pairs are too few for the
-        test to ever reject at this level (5 or fewer at 95%).
+        The bounds; NaN when too few pairs can ever reject (5 or fewer at 95%).
 
     Examples
     --------
@@ -262,7 +246,6 @@ def paired_interval(
         Paired score differences, one per split.
     test : {"corrected_t", "wilcoxon"}, default="corrected_t"
         :func:`corrected_interval` or :func:`wilcoxon_interval`.
-
     test_train_ratio : float, default=None
         ``n_test / n_train`` of the splits; required by ``"corrected_t"``.
     confidence : float, default=0.95
@@ -271,8 +254,7 @@ def paired_interval(
     Returns
     -------
     estimate : float
-        The mean difference (corrected t) or the Hodges-Lehmann estimate
-        (Wilcoxon).
+        The mean difference or the Hodges-Lehmann estimate.
     low, high : float
         The interval's bounds (NaN where it cannot be bounded).
     """
@@ -293,7 +275,7 @@ def paired_test(differences, test="corrected_t", test_train_ratio=None):
     differences : array-like of shape (k,)
         Paired score differences, one per split.
     test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-        The test to run: the default of every study table and plot.
+        The test to run.
     test_train_ratio : float, default=None
         ``n_test / n_train`` of the splits; required by ``"corrected_t"``.
 
@@ -319,10 +301,9 @@ def adjust_pvalues(pvalues, method="holm"):
     Parameters
     ----------
     pvalues : array-like of shape (m,)
-        Raw p-values; NaNs are kept as NaN and do not count in the family.
+        Raw p-values; NaNs stay NaN and are not counted in the family.
     method : {"holm", "bonferroni"} or None, default="holm"
-        Holm's step-down or Bonferroni's single-step correction; ``None``
-        returns the raw p-values.
+        Holm's step-down or Bonferroni's correction; ``None``: the raw values.
 
     Returns
     -------
