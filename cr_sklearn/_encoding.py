@@ -18,12 +18,7 @@ __all__ = ["PiecewiseLinearEncoder"]
 
 
 def _merge_repeated_bins(edges, values):
-    """``edges`` without the bins that repeat a neighbour on the training rows.
-
-    Two bins side by side with no training value strictly inside either are
-    the same step twice on the training rows: their shared edge (never a
-    training value) goes.
-    """
+    """``edges`` without the shared edge of neighbour bins holding no training value."""
     inner = edges[1:-1]
     # Training values strictly inside the bins left and right of each inner edge.
     left = np.searchsorted(values, inner, "left") - np.searchsorted(
@@ -40,24 +35,9 @@ def _merge_repeated_bins(edges, values):
 
 
 def weighted_quantiles(values, weights, quantiles):
-    """numpy's linear quantiles of ``values`` with each row repeated ``weights`` times.
+    """numpy's linear quantiles of ``values``, each row repeated ``weights`` times.
 
-    Exactly ``np.quantile`` of the repeated rows for integer weights; other
-    positive weights generalise it (cumulative weights are the positions).
-
-    Parameters
-    ----------
-    values : ndarray of shape (n,)
-        Finite values.
-    weights : ndarray of shape (n,)
-        Positive weights.
-    quantiles : ndarray
-        In ``[0, 1]``.
-
-    Returns
-    -------
-    ndarray
-        One value per quantile.
+    Exact for integer weights; other positive weights generalise it.
     """
     order = np.argsort(values, kind="stable")
     weights = np.asarray(weights, dtype=np.float64)[order]
@@ -87,12 +67,9 @@ def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     """The bin edges of each column of ``X``: its ``n_bins`` quantile bins.
 
     Bins the training values cannot tell apart are dropped, with a
-    ``UserWarning`` naming the parameter ``name`` (as
-    :class:`~sklearn.preprocessing.KBinsDiscretizer` drops bins too narrow to
-    hold data): beyond ``n_samples - 1`` bins a column gets an edge on every
-    distinct value, and bins that repeat a neighbour on the training rows are
-    merged (:func:`_merge_repeated_bins`). A column gets fewer than twice as
-    many bins as it has distinct values.
+    ``UserWarning`` naming the parameter ``name``: beyond ``n_samples - 1`` bins
+    every distinct value is an edge, and bins that repeat a neighbour are
+    merged.
 
     Parameters
     ----------
@@ -103,17 +80,15 @@ def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     name : str, default="n_bins"
         The parameter ``n_bins`` comes from, for the warning.
     sample_weight : ndarray of shape (n_samples,), default=None
-        Positive row weights: the quantiles are those of the rows repeated
-        as often as their weights say (:func:`weighted_quantiles`).
+        Positive row weights (:func:`weighted_quantiles`).
     names : sequence of str, default=None
-        Column names for the warning (column indices without them).
+        Column names for the warning.
 
     Returns
     -------
     edges : list of (ndarray or None)
-        Per column, the strictly increasing edges (tied quantiles merged),
-        or ``None`` (it passes through) for a column with at most two
-        distinct values or a single bin left.
+        Per column, strictly increasing edges, or ``None`` (passed through)
+        with at most two distinct values or a single bin left.
     """
     X = np.asarray(X)
     uniform = sample_weight is None or np.all(sample_weight == sample_weight[0])
@@ -159,19 +134,12 @@ def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
 class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     """Encode each numeric column as ramps through its quantile bins.
 
-    A column with more than two distinct values becomes ``n_bins`` columns,
-    one per bin between the training quantiles ``b_0 < ... < b_n``: 0 below
-    the bin, 1 above it and linear inside, ``clip((x - b_{t-1}) / (b_t -
-    b_{t-1}), 0, 1)``. Columns with at most two distinct values pass
-    through. Tied quantiles are merged and bins the training values cannot
-    tell apart dropped, with a warning (see :func:`quantile_edges`); a
-    column left with a single bin passes through.
-
-    Each first-layer neuron of a network can then place its own breakpoints
-    in every column, which helps most where tree ensembles lead.
-    :class:`CRClassifier` does the same inside its network by default
-    (``encoding_bins``, see the :ref:`defaults` page); this transformer is
-    for other models or for inspecting the encoded columns.
+    A column with more than two distinct values becomes one column per bin
+    between its training quantiles ``b_0 < ... < b_n``, ``clip((x - b_{t-1}) /
+    (b_t - b_{t-1}), 0, 1)``; other columns, and columns left with a single
+    bin, pass through (see :func:`quantile_edges`). :class:`CRClassifier` does
+    the same inside its network (``encoding_bins``, :ref:`defaults`); this
+    transformer is for other models or to inspect the encoded columns.
 
     Parameters
     ----------
@@ -181,8 +149,7 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     edges_ : list of ndarray or None
-        The bin edges of each input column; ``None`` where it passes
-        through.
+        The bin edges of each input column; ``None`` where it passes through.
     n_features_in_ : int
         Number of input columns.
     feature_names_in_ : ndarray of str
@@ -198,11 +165,9 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Gradients of a model after the encoder in a pipeline (:func:`gradient_norms`,
-    tau) are with respect to the encoded columns; a CR estimator's own encoding
-    is differentiated through, to ``X``. :func:`save_model` stores CR
-    estimators only: save such a pipeline with :mod:`joblib` (a pickle, to be
-    loaded from trusted sources only).
+    Gradients of a model after the encoder in a pipeline (:func:`gradient_norms`)
+    are with respect to the encoded columns. :func:`save_model` stores CR
+    estimators only: save such a pipeline with :mod:`joblib`.
 
     Examples
     --------
@@ -254,8 +219,7 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
         Returns
         -------
         X_out : ndarray of shape (n_samples, n_features_out_)
-            The ramps of each encoded column and the passed-through columns,
-            in the order of the input columns.
+            Each column's ramps, or the column, in the input order.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -275,8 +239,7 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str, default=None
-            Input column names; ``feature_names_in_`` or ``x0, x1, ...``
-            when None.
+            Input column names; ``feature_names_in_`` or ``x0, x1, ...`` by default.
 
         Returns
         -------

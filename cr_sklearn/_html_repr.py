@@ -1,9 +1,7 @@
 """The estimators' HTML diagram: readable fitted ``net_`` and ``module_`` (private).
 
-scikit-learn (1.8+) lists the fitted attributes in the diagram through
-``reprlib``, cut to 30 characters: the skorch net and the torch module are
-shown as one-line summaries instead. No documentation link is set: the
-project records no documentation URL yet.
+scikit-learn (1.8+) cuts fitted attributes to 30 characters; these are
+shown as one-line summaries instead.
 """
 
 __all__ = []
@@ -39,15 +37,11 @@ def net_summary(net):
 
 
 def module_summary(module, hidden_sizes=None):
-    """``"hidden (16, 16), 625 params"``: the torch module in one line.
-
-    A member module reads ``"3 members of (16, 16)"``.
-    """
+    """``"hidden (16, 16), 625 params"`` or ``"3 members of (16, 16)"``: the module."""
     n_params = sum(p.numel() for p in module.parameters())
     params = f"{n_params:,} params"
     members = getattr(module, "n_members", None)
     if members is not None:
-        # A member module: how many networks first, then their shape.
         shape = "" if hidden_sizes is None else f" of {tuple(hidden_sizes)}"
         return _first_fitting(
             f"{members} members{shape}", f"{members} members, {params}"

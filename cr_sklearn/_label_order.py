@@ -1,10 +1,6 @@
 """The order of ordinal labels: given, from an ordered Categorical, or numeric.
 
-Every function that ranks labels resolves their order here: an order given
-by the caller is used as given, an ordered pandas Categorical gives its
-categories', numbers are ordered by value. Anything else (strings) has no
-order to read (alphabetically ``"Marked"`` < ``"None"``): a ValueError asks
-for it. (Private.)
+Strings have no order to read: a ValueError asks for it. (Private.)
 """
 
 import numbers
@@ -15,10 +11,7 @@ __all__ = []
 
 
 def categorical_order(y):
-    """The order of an ordered pandas Categorical or a polars Enum ``y``, else None.
-
-    Read before ``y`` becomes a numpy array, which drops the order.
-    """
+    """The order of an ordered pandas Categorical or polars Enum ``y``, else None."""
     dtype = getattr(y, "dtype", None)
     if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
         return np.asarray(dtype.categories)
@@ -42,8 +35,7 @@ def is_numeric(values):
 
 
 def check_order(order, name):
-    """``order`` (labels, lowest first) as a 1-d array of distinct labels;
-    ``name`` is what the caller calls it in messages."""
+    """``order`` (lowest first) as an array of distinct labels; ``name`` for errors."""
     labels = np.asarray(order)
     if labels.ndim != 1 or labels.size == 0:
         raise ValueError(
@@ -105,10 +97,8 @@ def resolve_order(
 ):
     """The order of the labels of ``y_true`` and ``y_pred``, checked to hold them.
 
-    ``labels`` first, then ``categories`` (an ordered Categorical's), then
-    the sorted numbers of both and of ``known`` (the labels a classifier was
-    fitted on: ranks must not depend on a test fold's labels); other labels
-    raise :func:`no_order_error`.
+    ``labels``, else ``categories``, else the sorted numbers of both and of
+    ``known`` (a classifier's labels); other labels raise :func:`no_order_error`.
     """
     y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
     if labels is not None:

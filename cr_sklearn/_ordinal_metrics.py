@@ -1,8 +1,4 @@
-"""Ordinal metrics and scorers, computed on the ranks of the labels.
-
-They duck-type estimators (``predict``, ``classes_``); the order of the
-labels is resolved as everywhere in the package (:mod:`._label_order`).
-"""
+"""Ordinal metrics and scorers on the ranks of the labels (:ref:`ordinal-order`)."""
 
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
@@ -33,19 +29,18 @@ def macro_averaged_mean_absolute_error(
 ):
     """Mean absolute error averaged over the classes present in ``y_true``.
 
-    Each class counts equally, so errors on rare grades are not drowned by
-    the frequent ones (as imbalanced-learn's metric of the same name).
+    Each class counts equally, as in imbalanced-learn's metric of the same name.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
         True labels: numbers (compared by value), or labels ordered by
-        ``labels`` or as an ordered pandas Categorical (compared by rank).
+        ``labels`` or an ordered pandas Categorical (compared by rank).
     y_pred : array-like of shape (n_samples,)
         Predicted labels.
     labels : array-like of shape (n_classes,), default=None
-        Every label, lowest first, used as given; required for strings
-        (unless ``y_true`` is an ordered Categorical).
+        Every label, lowest first; required for strings (unless ``y_true`` is
+        an ordered Categorical).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights within each class.
 
@@ -101,9 +96,7 @@ def macro_averaged_mean_absolute_error(
 def _metric_qwk(true, pred, sample_weight, n_classes):
     if len(np.union1d(true, pred)) < 2:
         return 1.0
-    # Every rank, so that the quadratic weights are distances in the order
-    # even where a middle grade is absent (cohen_kappa_score weighs by the
-    # position in ``labels``); absent grades add nothing else.
+    # Every rank: the quadratic weights stay distances when a grade is absent.
     return float(
         cohen_kappa_score(
             true,
@@ -116,8 +109,7 @@ def _metric_qwk(true, pred, sample_weight, n_classes):
 
 
 def _ordinal_classes(estimator):
-    """``classes_`` of the CROrdinalRegressor an estimator ends in (through
-    pipelines, ``best_estimator_`` and ``estimator_``), else None."""
+    """``classes_`` of the CROrdinalRegressor ``estimator`` ends in, else None."""
     for _ in range(16):  # nesting depth; a cycle cannot loop forever
         estimator = final_estimator(estimator)
         if isinstance(estimator, CROrdinalRegressor):
@@ -134,14 +126,11 @@ def _ordinal_classes(estimator):
 class OrdinalScorer:
     """An ordinal metric as an sklearn scorer, computed on label *ranks*.
 
-    Accuracy needs no order: without ``labels`` it compares the labels. The
-    other metrics map labels to their position in one order, taken in this
-    precedence: ``labels``; the ``classes_`` of a :class:`CROrdinalRegressor`
-    (bare, last in a pipeline, or inside a fitted search); the categories of
-    an ordered pandas Categorical ``y``; for numbers, their sorted values
-    (with the classifier's ``classes_``). String labels with none of these
-    raise a ``ValueError``: alphabetical ``classes_`` are no order of the
-    grades (``["Marked", "None", "Some"]``).
+    Accuracy without ``labels`` compares the labels. The other metrics rank
+    labels in the first order found: ``labels``, the ``classes_`` of a
+    :class:`CROrdinalRegressor` (also in a pipeline or a search), an ordered
+    pandas Categorical ``y``, sorted numbers; string labels with none of these
+    raise a ``ValueError`` (:ref:`ordinal-order`).
 
     Parameters
     ----------
@@ -151,8 +140,8 @@ class OrdinalScorer:
     sign : {1, -1}, default=1
         Multiplies the metric; -1 for errors so that greater is better.
     labels : array-like of shape (n_classes,), default=None
-        Every label, lowest first, used exactly as given. Must agree with
-        the ``classes_`` of an ordinal estimator it scores.
+        Every label, lowest first, used as given; must agree with the
+        ``classes_`` of an ordinal estimator it scores.
 
     Examples
     --------
@@ -249,20 +238,18 @@ def get_ordinal_scorer(name, *, labels=None):
     Parameters
     ----------
     name : str
-        One of ``"accuracy"``, ``"neg_mean_absolute_error"``,
-        ``"neg_macro_averaged_mean_absolute_error"``,
-        ``"quadratic_weighted_kappa"``; also ``"tau"`` and ``"neg_tau"``
-        (:class:`DREGScorer` with ``q=99``).
+        A key of ``ORDINAL_SCORERS`` (``"accuracy"``,
+        ``"neg_mean_absolute_error"``, ``"neg_macro_averaged_mean_absolute_error"``,
+        ``"quadratic_weighted_kappa"``), or ``"tau"`` and ``"neg_tau"``
+        (:class:`DREGScorer`).
     labels : array-like of shape (n_classes,), default=None
-        Every label, lowest first (see :class:`OrdinalScorer`): needed for
-        string labels of a model other than :class:`CROrdinalRegressor`
-        unless ``y`` is an ordered Categorical. Unused by the taus.
+        Every label, lowest first (see :class:`OrdinalScorer`); unused by the
+        taus.
 
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y) -> float``, greater is better (except
-        ``"tau"``, which reports tau itself).
+        ``scorer(estimator, X, y) -> float``, greater is better (but ``"tau"``).
 
     Examples
     --------

@@ -1,11 +1,8 @@
 """Fitted-data summaries behind the reliability signals (private).
 
-After ``fit``, the summaries describe the rows of that fit under the fitted
-network. After ``partial_fit`` they describe every row passed to
-``partial_fit`` since the last ``fit`` (or since the first call): the feature
-mean and scale are exact running moments, and the quantiles of gradient
-norms and input distances are computed with the current network on a
-uniform reservoir sample of those rows (at most ``RESERVOIR_ROWS``).
+After ``fit`` they describe that fit's rows; after ``partial_fit`` every row
+since the last ``fit``: exact running moments, and quantiles computed with
+the current network on a reservoir sample (at most ``RESERVOIR_ROWS``).
 """
 
 import numpy as np
@@ -33,8 +30,7 @@ def _reservoir(sample, seen, X, rng):
         positions = seen + n_fill + np.arange(len(rest))
         slots = rng.randint(0, positions + 1)
         keep = slots < RESERVOIR_ROWS
-        # Sequential semantics: a later row replaces an earlier one in the
-        # same slot (numpy keeps the last of repeated indices).
+        # A later row replaces an earlier one in its slot (numpy keeps the last).
         sample[slots[keep]] = rest[keep]
     return sample
 
@@ -53,8 +49,7 @@ def _update_stream(estimator, X, seed):
         total = count + n
         mean = estimator._stream_mean + delta * (n / total)
         m2 = estimator._stream_m2 + m2_x + np.square(delta) * (count * n / total)
-        # A copy: the reservoir is replaced in place below, and the fitted
-        # one must stay as it is until the fit completes.
+        # A copy: the fitted reservoir must stay as it is until the fit ends.
         sample = estimator._stream_rows.copy()
     sample = _reservoir(sample, count, X, np.random.RandomState(seed))
     estimator._stream_count = count + n
@@ -71,11 +66,7 @@ def _reset_stream(estimator):
 
 
 def set_summaries(estimator, X, *, incremental, seed):
-    """Set the fitted summaries of the training data ``X`` (validated).
-
-    Sets ``gradient_norm_mean_``, ``gradient_norm_quantiles_``,
-    ``input_mean_``, ``input_scale_`` and ``input_distance_quantiles_``.
-    """
+    """Set the ``gradient_norm_*`` and ``input_*`` summaries of the training ``X``."""
     X64 = np.asarray(X, dtype=np.float64)
     if incremental:
         rows, mean, scale = _update_stream(estimator, X64, seed)
@@ -89,8 +80,7 @@ def set_summaries(estimator, X, *, incremental, seed):
         mean, scale = mean_and_scale(X64)
     estimator.input_mean_ = mean
     estimator.input_scale_ = scale
-    # The norms input_sensitivity divides: by the columns the first layer
-    # reads (X in units of its training spread, or the encoded columns).
+    # By the columns the first layer reads, as input_sensitivity divides them.
     norms = estimator._sensitivity_norms(rows)
     estimator.gradient_norm_mean_ = float(norms.mean())
     estimator.gradient_norm_quantiles_ = np.percentile(norms, np.arange(101))

@@ -13,8 +13,7 @@ from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 
 __all__ = []
 
-# Larger inputs would overflow the standardisation's squares, or the float32
-# layers of a model fitted without standardisation.
+# Larger inputs overflow the standardisation's squares or float32 layers.
 MAX_ABS_TRAINING_INPUT = 1e30
 
 
@@ -37,16 +36,9 @@ def resolve_device(device):
 
 
 def import_optional(name, *, extra, purpose):
-    """Import the optional module ``name`` or raise an ImportError naming the extra.
+    """Import the optional module ``name``, or raise an ImportError naming ``extra``.
 
-    Parameters
-    ----------
-    name : str
-        Module to import, e.g. ``"safetensors.torch"``.
-    extra : str
-        The cr_sklearn extra that installs it, e.g. ``"safe"``.
-    purpose : str
-        What needs it, e.g. ``"save_model and load_model"``.
+    ``purpose`` (what needs it) starts the message.
     """
     try:
         return importlib.import_module(name)
@@ -67,13 +59,11 @@ def final_estimator(estimator):
 
 
 def validation_split(y_codes, fraction, seed, *, strict=True):
-    """Indices ``(train, valid)`` of a hold-out split.
+    """Indices ``(train, valid)`` of a hold-out split, stratified where possible.
 
-    Stratified by class when every class has at least two samples and both
-    sides can hold one of each; otherwise a plain random split. ``strict``
-    raises a ValueError naming the counts when the training side cannot
-    hold a row of every class or the validation side would be empty;
-    without it such data gets ``None`` (no hold-out set) or a random split.
+    ``strict`` raises a ValueError naming the counts when the training side
+    cannot hold every class or the validation side would be empty; without it
+    such data gets ``None`` or a random split.
     """
     n = len(y_codes)
     n_valid = int(np.ceil(fraction * n))
@@ -98,8 +88,7 @@ def validation_split(y_codes, fraction, seed, *, strict=True):
             n_splits=1, test_size=n_valid, random_state=seed
         )
         train, valid = next(splitter.split(np.zeros((n, 1)), y_codes))
-        # The allocation rounds per class: at an extreme fraction a class of
-        # few rows may have none left for training.
+        # Rounding per class may leave a small class no training row.
         if strict and len(np.unique(y_codes[train])) < k:
             raise too_small()
         return train, valid
@@ -119,9 +108,7 @@ def is_integer(value):
 def find_stacklevel():
     """The ``stacklevel`` that points a warning at the user's code.
 
-    Counts the frames, from the function that calls this one, that belong to
-    cr_sklearn, scikit-learn, skorch or ``contextlib`` (the wrappers a fit
-    runs through).
+    Frames of cr_sklearn, scikit-learn, skorch and ``contextlib`` are skipped.
     """
     import contextlib
 
@@ -175,11 +162,7 @@ def usable_cpus():
 
 
 def clamp_threads(n_threads):
-    """``n_threads`` bounded by :func:`usable_cpus`, warning when clamped.
-
-    More threads than CPUs only adds contention, and a huge count makes the
-    OpenMP runtime fail (or abort the interpreter). ``None`` stays ``None``.
-    """
+    """``n_threads`` bounded by :func:`usable_cpus`, with a warning; None stays None."""
     if n_threads is None:
         return None
     limit = usable_cpus()
@@ -220,11 +203,7 @@ def _is_numeric_column(dtype):
 
 
 def check_numeric_columns(X):
-    """Refuse a DataFrame with non-numeric columns, naming them.
-
-    numpy's conversion would fail on the first string without saying which
-    column holds it.
-    """
+    """Refuse a DataFrame with non-numeric columns, naming them (numpy would not)."""
     columns, dtypes = getattr(X, "columns", None), getattr(X, "dtypes", None)
     if columns is None or dtypes is None:
         return

@@ -1,10 +1,4 @@
-"""The ``cr-sklearn`` command: argument parsing only; the work is in the library.
-
-``cr-sklearn study`` (a data-fraction study of CR against the baselines,
-written as CSV, PNG and Markdown), ``cr-sklearn evaluate`` (the same at 100%
-of the training folds) and ``cr-sklearn factorial`` (activations x
-regularisers x datasets x seeds, clean and messy).
-"""
+"""The ``cr-sklearn`` command (``study``, ``evaluate``, ``factorial``): parsing only."""
 
 import argparse
 import ast
@@ -21,11 +15,9 @@ from cr_sklearn._version import __version__
 
 __all__ = ["main"]
 
-# A scheduler that does not answer in this time is unreachable: fail before
-# any fit (dask's own default waits 30 s, then raises an OSError).
+# A scheduler that does not answer in this time is unreachable.
 SCHEDULER_TIMEOUT_S = 10
-# The most fits one run may ask for (the default study is 750): beyond it the
-# list of tasks alone grows to gigabytes before the first fit.
+# The most fits one run may ask for: beyond it the task list alone is huge.
 MAX_FITS = 20_000
 # Rows of the one-epoch trial fit that checks --cr-param before a study.
 TRIAL_ROWS = 200
@@ -331,11 +323,8 @@ def _shown(path):
 def _check_out(folder, names, inputs=()):
     """Fail before any fit if ``names`` cannot be written into ``folder``.
 
-    Existing files of these names are replaced, unless one is among
-    ``inputs`` (the files the run reads) or a symbolic link (it would write
-    through). Writability is tried, not inferred from permission bits (root
-    passes ``os.access`` for ``/proc``): a probe file is written and removed,
-    and the folders created for it removed again.
+    Files among ``inputs`` or that are symbolic links are refused. A probe file
+    is written and removed (root passes ``os.access`` for ``/proc``).
     """
     if not os.fspath(folder):
         raise ValueError("--out is empty: name the folder to write into.")
@@ -414,9 +403,11 @@ def _same_file(target, source):
 
 
 def _write(out, name, write):
-    """Write ``out / name`` through ``write(path)`` to a temporary file that
-    then replaces it: a link made since the check is replaced, not followed,
-    and an interrupted run leaves the old file whole."""
+    """Write ``out / name`` to a temporary file that then replaces it.
+
+    A link made since the check is replaced, not followed; an interrupted run
+    leaves the old file whole.
+    """
     target = out / name
     if target.is_symlink():
         raise ValueError(
@@ -621,8 +612,7 @@ def _run_study(args, fractions):
 
 
 def _fits(args, study, *study_args, **kwargs):
-    """``(result, seconds)`` of ``study`` on the chosen backend, its warnings
-    shown once after the progress bar."""
+    """``(result, seconds)`` of ``study`` on the chosen backend, warnings shown once."""
     start = time.perf_counter()
     with (
         _backend(args.backend, args.scheduler),

