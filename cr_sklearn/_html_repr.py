@@ -1,8 +1,4 @@
-"""The estimators' HTML diagram: readable fitted ``net_`` and ``module_`` (private).
-
-scikit-learn (1.8+) cuts fitted attributes to 30 characters; these are
-shown as one-line summaries instead.
-"""
+"""Readable fitted ``net_`` and ``module_`` rows in the HTML diagram (private)."""
 
 __all__ = []
 

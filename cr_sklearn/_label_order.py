@@ -1,7 +1,4 @@
-"""The order of ordinal labels: given, from an ordered Categorical, or numeric.
-
-Strings have no order to read: a ValueError asks for it. (Private.)
-"""
+"""The order of ordinal labels: given, an ordered Categorical's, or numeric."""
 
 import numbers
 

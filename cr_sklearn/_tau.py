@@ -1,8 +1,4 @@
-"""The gradient tail ratio tau, per-sample gradient norms and DREGScorer.
-
-Estimators are duck-typed (``input_gradient_norms``, ``decision_function``,
-``predict_proba``), so one scorer compares CR networks with any model.
-"""
+"""The gradient tail ratio tau, per-sample gradient norms and DREGScorer."""
 
 import math
 import numbers
@@ -333,8 +329,7 @@ _RESPONSE_METHODS = tuple(
     "auto decision_function log_proba predict_proba predict".split()
 )
 
-# Relative steps below this drown the difference f(x + h) - f(x - h) in
-# float64 rounding (and tiny ones underflow to h = 0).
+# Smaller relative steps drown f(x + h) - f(x - h) in float64 rounding.
 _MIN_STEP = 1e-12
 
 
@@ -365,8 +360,7 @@ def _check_step(step):
     return float(step)
 
 
-# Central differences in float32: the relative step that balances rounding
-# (eps / h) against truncation (h ** 2) is about eps ** (1 / 3).
+# float32: the step balancing rounding (eps / h) and truncation (h ** 2).
 _FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
 
 
@@ -490,11 +484,6 @@ class DREGScorer:
         For non-CR estimators, as in :func:`gradient_norms`.
     step : float, default=1e-3
         Relative finite-difference step for non-CR estimators.
-
-    See Also
-    --------
-    gradient_tail_ratio : Tau from norms, with pooling across folds.
-    gradient_norms : The per-sample norms this scorer summarises.
 
     Notes
     -----

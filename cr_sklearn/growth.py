@@ -324,11 +324,6 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Feature names, when ``X`` has string column names.
 
-    See Also
-    --------
-    first_order_signal : The signal that guides each step.
-    expand_depth : One function-preserving depth expansion.
-
     Examples
     --------
     >>> from sklearn.datasets import make_classification
@@ -400,8 +395,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             depth = strongest("depth")
         if self.grow == "depth" or (depth is not None and depth[2] >= self.tol):
             return depth
-        # Width, or auto with a weak (or no) depth signal: width makes a weak
-        # signal observable.
+        # Width, or auto with a weak depth signal (width makes it observable).
         width = strongest("width") if network.n_blocks > 0 else None
         return width if width is not None else depth
 
@@ -458,8 +452,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
             base.set_params(random_state=int(rng.randint(_SEED_MAX)))
         warm_start = base.warm_start
         _, codes = np.unique(y, return_inverse=True)
-        # The estimators' early-stopping split; on data too small for it a
-        # random split, or none.
+        # The estimators' early-stopping split (random, or none, on tiny data).
         split = validation_split(
             codes, self.validation_fraction, int(rng.randint(_SEED_MAX)), strict=False
         )

@@ -40,7 +40,6 @@ def _pyplot():
     )
 
 
-# -- learned activations -----------------------------------------------------
 def _pre_activations(module, X):
     """``(module, z_min, z_max)`` per activation module, from one pass on ``X``."""
     acts = [
@@ -109,8 +108,6 @@ class ActivationDisplay:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn.datasets import make_classification
     >>> from cr_sklearn import CRClassifier
     >>> from cr_sklearn.plotting import ActivationDisplay
@@ -193,7 +190,7 @@ class ActivationDisplay:
         Parameters
         ----------
         ax : ndarray of matplotlib Axes, default=None
-            A grid of at least ``(n_layers, n_columns)`` axes; None: a new figure.
+            As in :meth:`from_estimator`.
         line_kw : dict, default=None
             Extra keyword arguments of ``Axes.plot``.
 
@@ -243,7 +240,6 @@ class ActivationDisplay:
         return self
 
 
-# -- gradient norms ----------------------------------------------------------
 class GradientNormDisplay:
     """Distribution of per-sample input-gradient norms, with tau.
 
@@ -275,13 +271,10 @@ class GradientNormDisplay:
 
     See Also
     --------
-    cr_sklearn.gradient_norms : The norms drawn here.
     cr_sklearn.DREGScorer : Tau as a scikit-learn scorer.
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
     >>> from cr_sklearn.plotting import GradientNormDisplay
@@ -320,16 +313,8 @@ class GradientNormDisplay:
             Samples at which the gradients are taken, e.g. a test set.
         name : str, default=None
             Legend label; the class name (of a pipeline's last step) by default.
-        q : float, default=99
-            Percentile of the tail.
-        normalize : bool, default=True
-            Draw the norms over their mean.
-        response_method : str, default="auto"
-            For non-CR estimators, as in :func:`~cr_sklearn.gradient_norms`.
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure when None.
-        **hist_kw : dict
-            Passed to ``Axes.hist``.
+        q, normalize, response_method, ax, **hist_kw : optional
+            As in :meth:`from_estimators`.
 
         Returns
         -------
@@ -397,10 +382,8 @@ class GradientNormDisplay:
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure when None.
-        **hist_kw : dict
-            Extra keyword arguments of ``Axes.hist``.
+        ax, **hist_kw : optional
+            As in :meth:`from_estimators`.
 
         Returns
         -------
@@ -452,7 +435,6 @@ def _model_name(estimator):
     return type(final_estimator(estimator)).__name__
 
 
-# -- loss curves -------------------------------------------------------------
 class LossCurveDisplay:
     """Training and validation loss per epoch, and the validation score.
 
@@ -489,8 +471,6 @@ class LossCurveDisplay:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn.datasets import make_classification
     >>> from cr_sklearn import CRClassifier
     >>> from cr_sklearn.plotting import LossCurveDisplay

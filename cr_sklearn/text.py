@@ -1,7 +1,4 @@
-"""Sentence embeddings as a scikit-learn transformer (the ``text`` extra).
-
-sentence-transformers is imported only when a model is needed.
-"""
+"""Sentence embeddings as a scikit-learn transformer (the ``text`` extra)."""
 
 import contextlib
 import hashlib
@@ -262,7 +259,6 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    cr_sklearn.CRClassifier : A classifier to put after the embedder.
     sklearn.feature_extraction.text.TfidfVectorizer : Sparse bag-of-words
         features, learned from the training texts.
 

@@ -1,8 +1,4 @@
-"""Loaders for the bundled tables and for text datasets kept in a local folder.
-
-Pima and Wine Quality ship with the package; SST-5 and the Yelp sample do
-not (licences), and are read from a data folder (:func:`get_data_home`).
-"""
+"""Loaders for the bundled tables and for text datasets in a local data folder."""
 
 import csv
 import os
@@ -98,18 +94,10 @@ def _answer(return_X_y, data, target, **bunch):
 
 
 def load_pima(*, return_X_y=False, as_frame=False):
-    """Load and return the Pima Indians Diabetes dataset (classification).
-
-    =================   ==============
-    Classes                          2
-    Samples per class         500, 268
-    Samples total                  768
-    Dimensionality                   8
-    Features            real, positive
-    =================   ==============
+    """Load the Pima Indians Diabetes dataset: 768 samples, 8 features, 2 classes.
 
     Zeros in ``glucose``, ``blood_pressure``, ``skin_thickness``, ``insulin``
-    and ``bmi`` stand for missing values, as in the original file.
+    and ``bmi`` are missing values, kept as in the original file (``DESCR``).
 
     Parameters
     ----------
@@ -122,9 +110,9 @@ def load_pima(*, return_X_y=False, as_frame=False):
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data`` (768 x 8, float64), ``target`` (int64, 1 if the patient
-        tested positive), ``feature_names``, ``target_names``, ``frame`` (None
-        without ``as_frame``), ``DESCR`` and ``filename``.
+        With ``data`` (float64), ``target`` (int64, 1 if the patient tested
+        positive), ``feature_names``, ``target_names``, ``frame``, ``DESCR`` and
+        ``filename``.
     (data, target) : tuple if ``return_X_y`` is True
         The feature matrix and the target.
 
@@ -160,17 +148,10 @@ def load_pima(*, return_X_y=False, as_frame=False):
 
 
 def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
-    """Load and return the Wine Quality dataset (ordinal regression).
+    """Load the Wine Quality dataset (ordinal regression): quality from 3 to 9.
 
-    ==============   ==============================
-    Target           quality, an integer from 3 to 9
-    Samples total    1599 (red), 4898 (white), 6497 (both)
-    Dimensionality   11 (red, white), 12 (both)
-    Features         real, positive
-    ==============   ==============================
-
-    The target is the experts' quality score; the files keep the original's
-    exact duplicate rows.
+    1599 red and 4898 white wines, 11 features; the files keep the original's
+    exact duplicate rows (``DESCR``).
 
     Parameters
     ----------
@@ -186,9 +167,9 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data`` (float64), ``target`` (the quality, int64),
-        ``feature_names``, ``target_names``, ``frame``, ``DESCR`` and
-        ``filename`` (both files' paths for ``"both"``).
+        With ``data`` (float64), ``target`` (int64), ``feature_names``,
+        ``target_names``, ``frame``, ``DESCR`` and ``filename`` (two for
+        ``"both"``).
     (data, target) : tuple if ``return_X_y`` is True
         The feature matrix and the target.
 
@@ -234,11 +215,10 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
 
 
 def get_data_home(data_home=None):
-    """Return the path of the folder that holds the non-bundled datasets.
+    """Return the folder of the non-bundled datasets (read, never created).
 
-    ``data_home`` when given, else the environment variable
-    ``CR_SKLEARN_DATA``, else ``~/cr_sklearn_data`` (``~`` expanded). The
-    folder is only read, never created.
+    ``data_home``, else the environment variable ``CR_SKLEARN_DATA``, else
+    ``~/cr_sklearn_data``; ``~`` is expanded.
 
     Parameters
     ----------
@@ -249,11 +229,6 @@ def get_data_home(data_home=None):
     -------
     str
         The path of the data folder.
-
-    See Also
-    --------
-    load_sst5 : Load SST-5 from ``<data_home>/sst5/``.
-    load_yelp5 : Load the Yelp review sample from ``<data_home>/yelp5/``.
 
     Examples
     --------
@@ -323,19 +298,12 @@ def _read_text_dataset(dataset, data_home, subset, columns, arrays, layout, sour
 def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=False):
     """Load SST-5, the fine-grained Stanford Sentiment Treebank (sentences).
 
-    ==============   ==================================
-    Classes          5 (ordered: 0 very negative ... 4 very positive)
-    Samples total    8544 (train), 1101 (dev), 2210 (test)
-    Embeddings       384-dimensional, float32 (optional)
-    ==============   ==================================
-
-    Not bundled (its licence is not stated); read from ``<data_home>/sst5/``:
-
-    - ``train.csv``, ``dev.csv``, ``test.csv``: UTF-8, columns ``text,label``
-      (0 to 4);
-    - ``minilm_embeddings.npz`` (for ``embeddings=True``): arrays ``X_<subset>``
-      (n_samples x 384, sentence-transformers ``all-MiniLM-L6-v2``) and
-      ``y_<subset>``, rows aligned with the CSV.
+    Five ordered classes, 8544/1101/2210 sentences in train/dev/test. Not
+    bundled (no licence stated); read from ``<data_home>/sst5/``:
+    ``train.csv``, ``dev.csv``, ``test.csv`` (UTF-8, columns ``text,label``,
+    label 0 to 4) and, for ``embeddings=True``, ``minilm_embeddings.npz`` with
+    arrays ``X_<subset>`` (n_samples x 384, all-MiniLM-L6-v2) and
+    ``y_<subset>``, rows aligned with the CSV.
 
     Parameters
     ----------
@@ -351,7 +319,7 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        With ``data``, ``target`` (int64, 0 to 4), ``texts``, ``target_names``,
+        With ``data``, ``target`` (int64), ``texts``, ``target_names``,
         ``DESCR`` and ``filename`` (the CSV file read).
     (data, target) : tuple if ``return_X_y`` is True
         ``data`` and ``target``.
@@ -364,7 +332,6 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     See Also
     --------
     load_yelp5 : Load a Yelp review sample rated 1 to 5 stars.
-    get_data_home : The data folder read by this loader.
 
     Examples
     --------
@@ -409,20 +376,12 @@ def load_yelp5(
 ):
     """Load a sample of Yelp reviews rated from 1 to 5 stars.
 
-    ==============   ==================================
-    Classes          5 (ordered: 1 to 5 stars)
-    Samples total    5000 (train), 5000 (test); 2000 each when balanced
-    Embeddings       384-dimensional, float32 (optional)
-    ==============   ==================================
-
-    Not bundled (the Yelp Open Dataset's terms restrict redistribution); read
-    from ``<data_home>/yelp5/``:
-
-    - ``train.csv``, ``test.csv``: UTF-8, quoted fields, columns
-      ``text,stars,business_category,balanced_sample``;
-    - ``minilm_embeddings.npz`` (for ``embeddings=True``): arrays ``X_<subset>``
-      (n_samples x 384), ``y_<subset>`` and ``balanced_<subset>``, rows
-      aligned with the CSV.
+    5000 reviews in train and in test, 2000 each balanced. Not bundled (the
+    Yelp Open Dataset's terms); read from ``<data_home>/yelp5/``: ``train.csv``,
+    ``test.csv`` (UTF-8, quoted, columns
+    ``text,stars,business_category,balanced_sample``) and, for
+    ``embeddings=True``, ``minilm_embeddings.npz`` with arrays ``X_<subset>``
+    (n_samples x 384), ``y_<subset>`` and ``balanced_<subset>``, rows aligned.
 
     Parameters
     ----------
@@ -441,8 +400,8 @@ def load_yelp5(
     -------
     data : :class:`~sklearn.utils.Bunch`
         With ``data``, ``target`` (stars, int64), ``texts``,
-        ``business_category``, ``balanced_sample`` (int8), ``target_names``
-        (``[k]`` for ``k + 1`` stars), ``DESCR`` and ``filename``.
+        ``business_category``, ``balanced_sample`` (int8), ``target_names``,
+        ``DESCR`` and ``filename``.
     (data, target) : tuple if ``return_X_y`` is True
         ``data`` and ``target``.
 
@@ -454,7 +413,6 @@ def load_yelp5(
     See Also
     --------
     load_sst5 : Load SST-5 sentences with 5 sentiment classes.
-    get_data_home : The data folder read by this loader.
 
     Examples
     --------

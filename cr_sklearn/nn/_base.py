@@ -16,16 +16,14 @@ __all__ = ["BaseCRNetwork", "StreamOutput", "random_directions"]
 class StreamOutput:
     """What one forward pass through a CR network produced.
 
-    With a member axis every tensor has it first, except ``squared_norms``,
-    summed over the members.
+    With a member axis every tensor has it first (``squared_norms`` sum it).
 
     Parameters
     ----------
     output : torch.Tensor of shape (batch, n_outputs)
         The network output (logits or latent scores).
     derivatives : list of torch.Tensor of shape (batch, width_l)
-        ``phi'(z_l)`` of every activated layer (times the dropout mask in
-        training), or ``None`` entries when not requested.
+        ``phi'(z_l)`` of every activated layer (times the dropout mask), or None.
     weights : list of torch.Tensor of shape (width_l, width_{l-1})
         The effective weight matrix of every activated layer, in order.
     jacobians : list of torch.Tensor of shape (batch, width_l, n_directions) or None
@@ -34,8 +32,7 @@ class StreamOutput:
     n_directions : int
         Directions the stream carried (0 without a stream).
     squared_norms : list of torch.Tensor or None
-        ``||J||_F^2`` of each entry of ``jacobians`` (summed over the batch)
-        where the pass computed them.
+        ``||J||_F^2`` of each of ``jacobians`` over the batch, if computed.
     """
 
     output: torch.Tensor
@@ -55,9 +52,7 @@ def random_directions(
     ----------
     batch, n_features, n_directions : int
         The result's shape is ``(batch, n_directions, n_features)``.
-    dtype : torch.dtype
-        Of the result.
-    device : torch.device or str
+    dtype, device : torch.dtype, torch.device or str
         Of the result.
     generator : torch.Generator, optional
         Source of randomness; the default generator otherwise.
@@ -107,8 +102,7 @@ class BaseCRNetwork(nn.Module):
         Constrain the weight matrices to spectral norm 1.
     encoded_features : int or None, default=None
         Columns of a :class:`~cr_sklearn.nn.PiecewiseLinearEncoding` after the
-        standardisation, which the first layer reads (bins set with
-        ``network.encoding.set_edges``).
+        standardisation (bins set with ``network.encoding.set_edges``).
     stream_space : {"input", "encoded"}, default="input"
         With an encoding, what the stream differentiates by: the standardised
         input, or the encoded columns (as fixed features).
@@ -124,8 +118,7 @@ class BaseCRNetwork(nn.Module):
     stream_width : int
         Columns the stream differentiates by.
     no_decay_patterns : tuple of str
-        :func:`fnmatch.fnmatch` patterns of the parameters without weight decay
-        (class attribute).
+        :func:`fnmatch.fnmatch` patterns of parameters without weight decay.
     input_mean, input_scale : torch.Tensor of shape (n_features,)
         Buffers of the standardisation ``(x - mean) / scale``; penalties act on
         the Jacobian with respect to the standardised input.
@@ -205,8 +198,7 @@ class BaseCRNetwork(nn.Module):
         Parameters
         ----------
         networks : sequence of BaseCRNetwork
-            Single networks of this class with the same arguments, standardisation
-            and encoding.
+            Single networks of this class, alike in arguments and standardisation.
 
         Returns
         -------
@@ -362,8 +354,7 @@ class BaseCRNetwork(nn.Module):
         rows : torch.Tensor of int64, optional
             Carry the stream for these rows of ``x`` only.
         stream_scale : torch.Tensor, optional
-            A factor per row the stream carries (``(n_members, rows)`` with members)
-            that multiplies its Jacobians, e.g. square roots of sample weights.
+            A factor per stream row multiplying its Jacobians (members first).
 
         Returns
         -------

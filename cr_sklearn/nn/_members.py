@@ -1,9 +1,4 @@
-"""The member axis: several networks of one shape in one module (private).
-
-Parameters have a leading axis ``M`` and hidden values are ``(M, batch,
-width)``; the raw input is shared. The helpers take a weight of shape
-``(out, in)`` or ``(M, out, in)``, so the network maths has one code path.
-"""
+"""The member axis: several networks of one shape in one module (private)."""
 
 import math
 

@@ -1,9 +1,4 @@
-"""The polynomial activation's value and slope as one autograd node (private).
-
-Recorded op by op, ``forward_and_derivative`` puts about a dozen nodes per
-layer on the tape, whose overhead sets a small batch's step cost; this node
-writes its backward out from the closed-form second derivative.
-"""
+"""The polynomial activation's value and slope as one autograd node (private)."""
 
 import torch
 
@@ -78,8 +73,7 @@ class PolyValueAndSlope(torch.autograd.Function):
         value, p1, half_p2 = _horner_with_derivatives(coefficients, u)
         slope = p1 if du is None else p1 * du
         if slope.shape != value.shape:
-            # Degree 1 without a bound: a constant slope per neuron (a view of
-            # the coefficients, which a Function must not return).
+            # Degree 1 without a bound: a view of the coefficients, copied.
             slope = slope.expand_as(value).contiguous()
         ctx.bound, ctx.one = bound, one
         ctx.save_for_backward(z, coefficients, u, du, p1, half_p2, mask)
@@ -119,8 +113,7 @@ class PolyValueAndSlope(torch.autograd.Function):
             weighted_slope = grad_slope * du
         grad_coefficients = None
         if ctx.needs_input_grad[1]:
-            # d value / d a_k = u^k, d slope / d a_k = k u^(k-1) u', summed
-            # over the rows to one row's shape.
+            # d value / d a_k = u^k, d slope / d a_k = k u^(k-1) u', per row.
             row = coefficients.shape[1:]
             by_value, by_slope = grad_value, weighted_slope
             rows = [by_value.sum_to_size(row)]

@@ -85,8 +85,7 @@ class StreamJacobians(torch.autograd.Function):
         grad_weights, grad_slopes = [None] * n, [None] * n
 
         def total(level, left=None, right=None):
-            # The gradient reaching J_level: from the layer above, the caller
-            # and 2 g J_level from its squared norm (the product's beta).
+            # From the layer above, the caller, and 2 g J_level (the beta).
             j = jacobians[level]
             g_norm, g_j = grad_norms[level], grad_jacobians[level]
             g = None

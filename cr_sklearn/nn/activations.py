@@ -1,8 +1,4 @@
-"""Activations with closed-form derivatives, for the dual-stream pass.
-
-:data:`ACTIVATIONS` maps a fixed activation's name to ``(function,
-derivative)``; :class:`PolyActivation` is ``"poly"``.
-"""
+"""Activations with closed-form derivatives, for the dual-stream pass."""
 
 import math
 
@@ -203,8 +199,7 @@ class PolyActivation(_Activation):
         if torch.is_grad_enabled() and (
             z.requires_grad or self.coefficients.requires_grad
         ):
-            # One autograd node, not a dozen per layer: node overhead sets a
-            # small network's step cost.
+            # One autograd node, not a dozen: their overhead sets the step cost.
             return PolyValueAndSlope.apply(
                 z, self.coefficients, self.bound, self._one, mask
             )

@@ -1,10 +1,4 @@
-"""Piecewise-linear encoding of the inputs, with its Jacobian for the stream.
-
-Each encoded column is a copy of one input column or a ramp through one bin
-``[low, high]`` of it (0 below, 1 above, linear inside), optionally
-standardised. Inside a CR network it follows the standardisation, and the
-stream may start from its Jacobian.
-"""
+"""Piecewise-linear encoding of the inputs, with its Jacobian for the stream."""
 
 import torch
 from torch import nn
@@ -18,8 +12,7 @@ def tracing():
     return torch.jit.is_tracing() or bool(compiling and compiling())
 
 
-# Within this fraction of a bin's width of an edge, a ramp's derivative is the
-# mean of its one-sided ones: integer columns often sit on an edge exactly.
+# Near an edge a ramp's slope is the mean of its one-sided ones (integer data).
 _EDGE_TOLERANCE = 1e-5
 
 

@@ -109,18 +109,9 @@ class CRNetwork(BaseCRNetwork):
         Input and output dimensions.
     hidden_layer_sizes : sequence of int, default=(64, 64)
         Widths of the activated layers.
-    activation : str, default="poly"
-        One of :data:`~cr_sklearn.nn.ACTIVATION_NAMES`.
-    degree : int, default=3
-        Polynomial degree.
-    dropout : float, default=0.0
-        Dropout probability after every activated layer (training only).
-    spectral_norm : bool, default=False
-        Constrain every weight matrix to spectral norm 1.
-    encoded_features : int or None, default=None
-        Columns of an input encoding (see the base class).
-    stream_space : {"input", "encoded"}, default="input"
-        What the stream differentiates by (see the base class).
+    activation, degree, dropout, spectral_norm, encoded_features, stream_space : \
+            optional
+        As in :class:`~cr_sklearn.nn.BaseCRNetwork`.
     n_members : int or None, default=None
         ``M``: ``M`` independent networks in one module, every parameter with a
         leading member axis and the outputs member-first (the stream's squared
@@ -362,8 +353,7 @@ class CRNetwork(BaseCRNetwork):
                 if i < last:
                     h = _horner_in_place(coefficients, s)
             slopes.append(d)
-        # Row o of g: d output_o / d (what each layer reads), from the end;
-        # with a member axis, (M, batch, n_outputs, width).
+        # Row o of g: d output_o / d (what each layer reads), from the end.
         g = out_weight_t.transpose(-1, -2).unsqueeze(-3)
         for d, (weight_t, *_) in zip(reversed(slopes), reversed(layers), strict=True):
             g = rows_product(g * d.unsqueeze(-2), weight_t.transpose(-1, -2))
@@ -408,8 +398,7 @@ class CRNetwork(BaseCRNetwork):
             h, d = self._activate(act, z, stream or derivatives)
             derivs.append(d)
             if stream:
-                # The exact stream starts from I W^T = W^T, made contiguous
-                # (broadcasting over a transposed view is slower).
+                # I W^T = W^T, contiguous (a transposed view broadcasts slowly).
                 zj = (
                     weight_t.contiguous().unsqueeze(-3)
                     if j is None
@@ -459,8 +448,7 @@ class CRNetwork(BaseCRNetwork):
         _, derivs, weights, _ = self._stream_pass(
             h, None, exact=False, derivatives=True, rows=None
         )
-        # Row o of G is d output_o / d h_l, pulled back layer by layer; with
-        # a member axis, (M, batch, n_outputs, width).
+        # Row o of G is d output_o / d h_l, pulled back layer by layer.
         out_weight = self.output.weight
         g = out_weight.unsqueeze(-3).expand(
             *out_weight.shape[:-2], h.shape[-2], *out_weight.shape[-2:]

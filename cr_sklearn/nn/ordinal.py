@@ -13,8 +13,7 @@ from torch.nn import functional as F
 
 from ._members import check_n_members
 
-# Smallest gap between consecutive cut-points: keeps them strictly increasing
-# in float32 even when a softplus gap underflows.
+# Smallest gap between cut-points: strictly increasing even in float32.
 MIN_GAP = 1e-4
 
 __all__ = [
@@ -94,8 +93,7 @@ class OrdinalHead(nn.Module):
     Attributes
     ----------
     no_decay_patterns : tuple of str
-        :func:`fnmatch.fnmatch` patterns of the parameters without weight decay
-        (class attribute).
+        :func:`fnmatch.fnmatch` patterns of parameters without weight decay.
     """
 
     no_decay_patterns = ("*cutpoint*",)
@@ -184,10 +182,8 @@ class CumulativeLinkLoss(OrdinalHead):
     ----------
     n_classes : int
         Number of ordered classes ``K >= 2``.
-    init_cutpoints : array-like of shape (K - 1,), optional
-        Increasing initial cut-points; see :class:`OrdinalHead`.
-    n_members : int or None, default=None
-        One set of cut-points per member.
+    init_cutpoints, n_members : optional
+        As in :class:`OrdinalHead`.
     """
 
     def _loss(self, eta, target):
@@ -203,10 +199,8 @@ class CORALLoss(OrdinalHead):
     ----------
     n_classes : int
         Number of ordered classes ``K >= 2``.
-    init_cutpoints : array-like of shape (K - 1,), optional
-        Increasing initial cut-points; see :class:`OrdinalHead`.
-    n_members : int or None, default=None
-        One set of cut-points per member.
+    init_cutpoints, n_members : optional
+        As in :class:`OrdinalHead`.
     """
 
     def _loss(self, eta, target):

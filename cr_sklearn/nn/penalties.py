@@ -1,8 +1,4 @@
-"""DREG penalties as pure functions of a :class:`~cr_sklearn.nn.StreamOutput`.
-
-:data:`PENALTIES` maps a name to a :class:`Penalty`: the function and what it
-needs from the forward pass.
-"""
+"""DREG penalties as pure functions of a :class:`~cr_sklearn.nn.StreamOutput`."""
 
 from collections.abc import Callable
 from dataclasses import dataclass

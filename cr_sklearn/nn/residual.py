@@ -126,10 +126,8 @@ class ResidualBlock(nn.Module):
         Width of the residual stream.
     inner_width : int
         Width of the activated (PolyLayer) layer inside the block.
-    activation : str, default="poly"
-        See :func:`cr_sklearn.nn.make_activation`.
-    degree : int, default=3
-        Polynomial degree for ``activation="poly"``.
+    activation, degree : optional
+        As in :func:`cr_sklearn.nn.make_activation`.
     spectral_norm : bool, default=False
         Spectrally normalise the inner weight matrix (never the projection,
         which may be zero).
@@ -185,18 +183,13 @@ class ResidualCRNetwork(BaseCRNetwork):
     hidden_layer_sizes : sequence of int, default=(64, 64)
         The stem's width ``w`` (the residual stream), then each block's inner
         width: ``(64, 64, 64)`` is a stem and two blocks.
-    activation : str, default="poly"
-        The activation of the stem and of the blocks' inner layers.
-    degree : int, default=3
-        Its polynomial degree.
-    dropout : float, default=0.0
-        Dropout probability after the stem and each inner layer (training).
+    activation, degree, dropout : optional
+        As in :class:`~cr_sklearn.nn.BaseCRNetwork`, for the stem and the
+        blocks' inner layers.
     spectral_norm : bool, default=False
         Spectrally normalise every layer but the blocks' projections.
-    encoded_features : int or None, default=None
-        Columns of an input encoding (see the base class).
-    stream_space : {"input", "encoded"}, default="input"
-        What the stream differentiates by (see the base class).
+    encoded_features, stream_space : optional
+        As in :class:`~cr_sklearn.nn.BaseCRNetwork`.
     n_members : int or None, default=None
         The member axis; the growth methods need ``None``.
 
@@ -244,7 +237,6 @@ class ResidualCRNetwork(BaseCRNetwork):
         if self.n_members is not None:
             raise ValueError(f"{what} needs a network without n_members.")
 
-    # -- architecture --------------------------------------------------------
     @property
     def width(self):
         """Width ``w`` of the residual stream."""
@@ -353,7 +345,6 @@ class ResidualCRNetwork(BaseCRNetwork):
         self.blocks[int(index)] = fresh
         return self
 
-    # -- passes --------------------------------------------------------------
     def forward(self, x):
         """Compute the output only: the cheapest pass.
 
@@ -445,7 +436,6 @@ class ResidualCRNetwork(BaseCRNetwork):
     def _reverse_jacobian(self, h):
         _, derivs, weights, _, inputs = self._run(h, None)
         # Row o of g is d output_o / d h_l, pulled back block by block.
-        # With a member axis, (M, batch, n_outputs, width).
         out_weight = self.output.weight
         g = out_weight.unsqueeze(-3).expand(
             *out_weight.shape[:-2], h.shape[-2], *out_weight.shape[-2:]

@@ -1,9 +1,4 @@
-"""Selective prediction: which predictions to trust, and how much to reject.
-
-Risk-coverage curves and their area (AURC, E-AURC), a scorer, confidence
-signals, a Display, and :class:`SelectiveClassifier`, which combines the
-signals and rejects below a threshold of guaranteed risk.
-"""
+"""Selective prediction: which predictions to trust, and how much to reject."""
 
 from ._classifier import SelectiveClassifier
 from ._display import RiskCoverageDisplay

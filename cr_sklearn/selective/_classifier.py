@@ -35,7 +35,6 @@ from ._signals import _check_signals, _resolve_loss, confidence_signals
 __all__ = ["SelectiveClassifier"]
 
 
-# -- selection with guaranteed risk (Geifman & El-Yaniv 2017) ----------------
 def _binomial_upper_bound(n_events, n, delta):
     """Clopper-Pearson upper bound on a rate (the ``B*`` of Geifman & El-Yaniv)."""
     if n == 0 or n_events >= n:
@@ -83,7 +82,6 @@ def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=
     return best
 
 
-# -- the combiner ------------------------------------------------------------
 def _fit_combiner(signals, losses, loss):
     """Fit signals -> confidence; ``None`` when the losses do not vary."""
     if np.ptp(losses) == 0:
@@ -193,7 +191,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     See Also
     --------
-    confidence_signals : The signals combined here.
     RiskCoverageDisplay : Plot the risk-coverage curve of the confidence.
 
     Notes
@@ -325,8 +322,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 combiner, self.cv_signals_[test], self.cv_signals_[rest]
             )
         self.combiner_ = _fit_combiner(self.cv_signals_, self.cv_loss_, loss)
-        # A single signal that ranks the out-of-fold errors better is used
-        # alone (the combiner can overfit few errors).
+        # A single signal that ranks the errors better is used alone.
         areas = {
             name: _losses_area(self.cv_loss_, self.cv_signals_[:, j])
             for j, name in enumerate(self.signals_)

@@ -94,8 +94,6 @@ class RiskCoverageDisplay:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
     >>> from cr_sklearn import RiskCoverageDisplay
@@ -223,19 +221,14 @@ class RiskCoverageDisplay:
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
         loss : {"auto", "zero_one", "absolute"}, default="auto"
-            The per-sample loss; ``"auto"``: the absolute error in ranks for
-            ordinal models, else the zero-one loss.
+            As in :func:`~cr_sklearn.confidence_signals`.
         name : str, default=None
             Prefix of the legend labels; the model's class name when ``ax``
             already holds curves.
-        n_passes : int, default=30
-            Forward passes of the ``"mc_dropout"`` signal.
-        random_state : int, RandomState instance or None, default=0
-            Seeds the ``"mc_dropout"`` signal.
-        plot_oracle, plot_random : bool, default=True
-            Draw the oracle and the random ordering of this model's predictions.
-        ax : matplotlib Axes, default=None
-            Axes to draw on (e.g. another display's ``ax_``); a new figure when None.
+        n_passes, random_state : optional
+            Passes and seed of the ``"mc_dropout"`` signal.
+        plot_oracle, plot_random, ax : optional
+            As in :meth:`from_predictions`; ``ax`` may be another display's.
 
         Returns
         -------
@@ -275,10 +268,8 @@ class RiskCoverageDisplay:
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure when None.
-        plot_oracle, plot_random : bool, default=True
-            Draw the oracle and the random ordering (when the display has them).
+        ax, plot_oracle, plot_random : optional
+            As in :meth:`from_predictions`.
         line_kw : dict, default=None
             Extra keyword arguments of ``Axes.plot`` for the signal curves.
 

@@ -1,11 +1,4 @@
-"""Risk-coverage curves of selective prediction and the area under them.
-
-Rejecting the least confident samples first traces the *risk-coverage
-curve*: the (weighted) share of samples kept against their mean loss. Its
-area (AURC) is low when the confidence ranks the errors last; its excess
-over the oracle ordering (E-AURC) does not restate the error rate (Geifman,
-Uziel and El-Yaniv, ICLR 2019).
-"""
+"""Risk-coverage curves, AURC and E-AURC (Geifman, Uziel and El-Yaniv, 2019)."""
 
 import numpy as np
 
@@ -226,16 +219,10 @@ def aurc_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted labels.
-    confidence : array-like of shape (n_samples,)
-        Confidence in each prediction (higher = kept longer).
-    sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights.
-    loss : {"zero_one", "absolute"}, default="zero_one"
-        The per-sample loss; see :func:`risk_coverage_curve`.
-    labels : array-like of shape (n_classes,), default=None
-        The order of the labels for ``loss="absolute"``.
+    y_true, y_pred, confidence : array-like of shape (n_samples,)
+        Labels and confidences, as in :func:`risk_coverage_curve`.
+    sample_weight, loss, labels : optional
+        As in :func:`risk_coverage_curve`.
 
     Returns
     -------
@@ -277,25 +264,15 @@ def eaurc_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted labels.
-    confidence : array-like of shape (n_samples,)
-        Confidence in each prediction (higher = kept longer).
-    sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights.
-    loss : {"zero_one", "absolute"}, default="zero_one"
-        The per-sample loss; see :func:`risk_coverage_curve`.
-    labels : array-like of shape (n_classes,), default=None
-        The order of the labels for ``loss="absolute"``.
+    y_true, y_pred, confidence : array-like of shape (n_samples,)
+        Labels and confidences, as in :func:`risk_coverage_curve`.
+    sample_weight, loss, labels : optional
+        As in :func:`risk_coverage_curve`.
 
     Returns
     -------
     eaurc : float
         Non-negative (up to rounding).
-
-    See Also
-    --------
-    aurc_score : The area itself.
 
     Examples
     --------

@@ -85,10 +85,6 @@ def make_aurc_scorer(
     scorer : callable
         ``scorer(estimator, X, y, sample_weight=None) -> float``.
 
-    See Also
-    --------
-    aurc_score : The metric.
-
     Examples
     --------
     >>> from sklearn.datasets import make_classification

@@ -1,9 +1,4 @@
-"""Confidence signals of fitted estimators: higher means more trusted.
-
-Estimators are duck-typed: ``predict_proba``, ``predict``, ``classes_``; the
-CR ones by ``input_sensitivity``, ``input_distance``, ``module_`` and
-``dropout``; an ordinal model by ``predict_cumulative_proba``.
-"""
+"""Confidence signals of fitted estimators (duck-typed): higher means more trusted."""
 
 import copy
 import numbers

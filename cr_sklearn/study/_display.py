@@ -122,13 +122,10 @@ class StudyDisplay:
     See Also
     --------
     StudyResult.summary : The means and standard deviations drawn.
-    StudyResult.compare : The paired tests behind the differences.
     StudyResult.to_markdown : The same tests as a table.
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.tree import DecisionTreeClassifier

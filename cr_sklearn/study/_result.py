@@ -41,7 +41,6 @@ class StudyResult(_Records):
 
     See Also
     --------
-    data_fraction_study : Produces a StudyResult.
     StudyDisplay : Plots a StudyResult.
     """
 
@@ -235,16 +234,8 @@ class StudyResult(_Records):
 
         Parameters
         ----------
-        reference : str, default=None
-            Model the p-values compare with (the first model by default).
-        metric : str, default=None
-            The metric; the study's first by default.
-        test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-            The paired test, see :meth:`compare`.
-        correction : {"holm", "bonferroni"} or None, default="holm"
-            The correction behind the ``*`` marks (``None``: unadjusted).
-        alpha : float, default=0.05
-            Level of the ``*`` marks.
+        reference, metric, test, correction, alpha : optional
+            As in :meth:`compare`; ``correction`` and ``alpha`` set the marks.
         digits : int, default=3
             Decimals of the scores.
         details : bool, default=False
