@@ -263,6 +263,21 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
     def _combine_jacobian(self, out, jac):
         """A member model's Jacobian from its members' outputs and Jacobians."""
 
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1; columns follow ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
     def jacobian(self, X):
         """Jacobian of the network's output with respect to ``X``.
 

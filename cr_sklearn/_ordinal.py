@@ -489,19 +489,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
 
         Notes
         -----
-        The network, the criterion (the ordinal cut-points), the optimizer
-        state (Adam's moments) and the training history carry over from the
-        previous call; the learning rate, weight decay, penalties, batch size
-        and callbacks are read from the current parameters at every call.
-        Parameters that define the network (``architecture``,
-        ``hidden_layer_sizes``, ``activation``, ``degree``, ``dropout``,
-        ``spectral_norm``, ``standardize``, ``encoding_bins``, ``device``)
-        cannot change: a ``ValueError`` names the one that did. The fitted
-        summaries (``gradient_norm_mean_``, ``gradient_norm_quantiles_``,
-        ``input_mean_``, ``input_scale_``, ``input_distance_quantiles_``)
-        describe every row passed to ``partial_fit`` since the last
-        :meth:`fit`: exact running feature moments, and quantiles computed with
-        the current network on a uniform sample of at most 2048 of those rows.
+        The network, the cut-points of an ordinal head, Adam's moments and
+        the history carry over; the other parameters are read anew at every
+        call, and those that define the network cannot change (a
+        ``ValueError`` names it). The fitted summaries describe every row
+        passed to ``partial_fit`` since the last :meth:`fit` (the quantiles
+        on a uniform sample of at most 2048 of them).
         """
         given = _GivenOrder(classes, categorical_order(y))
         unordered = given.classes is None and given.categories is None
@@ -648,21 +641,6 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         if eta.ndim == 2:
             return (torch.logsumexp(logp, dim=0) - np.log(len(eta))).numpy()
         return logp.numpy()
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to 1; columns follow ``classes_``.
-        """
-        return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
         """Median (default) or most probable label, as set by ``prediction``.
