@@ -1,13 +1,7 @@
-"""The model file format: a bounded reader and a plain-data JSON codec (private).
-
-A model file is a safetensors file: an 8-byte header length, a JSON header
-(the tensor table and string metadata) and the raw tensor bytes. It is read
-without trust: the header length is bounded before the header is read, its
-parsing cost before it is parsed, and the data section must be exactly what
-the tensor table describes (and the file's size allows). The JSON codec turns
-plain data into JSON and back and rejects anything it did not produce. What
-the estimators' files must contain is checked in :mod:`cr_sklearn._persistence`.
-"""
+"""The model file (private): a safetensors file (an 8-byte header length, a JSON
+header of the tensor table and string metadata, the raw tensor bytes) read
+without trust by a bounded reader, and a JSON codec of plain data that rejects
+anything it did not produce. What a file must contain: :mod:`._persistence`."""
 
 import hashlib
 import io
@@ -60,6 +54,9 @@ TORCH_DTYPE_NAMES = {dtype: name for name, (_, dtype) in _DTYPES.items()}
 # Array dtypes an encoded attribute may declare: bool, sized ints and
 # floats, fixed-width strings, and object arrays of scalars.
 _ARRAY_DTYPE = re.compile(r"^[<>|=](b1|i[1248]|u[1248]|f[248]|U[1-9][0-9]{0,6})$")
+# The JSON types the values of each array kind must have (no coercion: a
+# string is never read as a number, nor a number as a string).
+_JSON_TYPES = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,)}
 
 
 class FormatError(ValueError):
@@ -84,44 +81,34 @@ def is_real(value):
 # -- a JSON codec for plain data only ----------------------------------------
 def encode(value, where):
     """Plain data -> JSON-able; anything else is a TypeError naming ``where``."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, (bool, str)) or type(value) in (int, float):
         return value
-    if isinstance(value, np.generic):
-        if value.dtype.kind not in _SCALAR_KINDS:
-            raise _unsafe(where, value)
+    if isinstance(value, np.generic) and value.dtype.kind in _SCALAR_KINDS:
         return {"__type__": "scalar", "dtype": value.dtype.str, "value": value.item()}
-    if type(value) in (int, float):
-        return value
-    if isinstance(value, tuple):
+    if isinstance(value, list | tuple):
         items = [encode(v, where) for v in value]
-        return {"__type__": "tuple", "items": items}
-    if isinstance(value, list):
-        return [encode(v, where) for v in value]
+        return (
+            items if isinstance(value, list) else {"__type__": "tuple", "items": items}
+        )
     if isinstance(value, dict):
         items = [[encode(k, where), encode(v, where)] for k, v in value.items()]
         return {"__type__": "dict", "items": items}
-    if isinstance(value, np.ndarray):
-        kind = value.dtype.kind
-        if kind in _SCALAR_KINDS:
-            data, dtype = value.ravel().tolist(), value.dtype.str
-        elif kind == "O":
-            data, dtype = [_encode_object_item(v, where) for v in value.ravel()], "O"
+    if isinstance(value, np.ndarray) and value.dtype.kind in _SCALAR_KINDS + "O":
+        if value.dtype.kind == "O":
+            data, dtype = [_encode_item(v, where) for v in value.ravel()], "O"
         else:
-            raise _unsafe(where, value)
-        return {
-            "__type__": "ndarray",
-            "dtype": dtype,
-            "shape": list(value.shape),
-            "data": data,
-        }
+            data, dtype = value.ravel().tolist(), value.dtype.str
+        shape = list(value.shape)
+        return {"__type__": "ndarray", "dtype": dtype, "shape": shape, "data": data}
     raise _unsafe(where, value)
 
 
-def _encode_object_item(value, where):
-    if isinstance(value, np.generic) or type(value) in (int, float, bool, str):
+_ITEM_TYPES = (int, float, bool, str)  # and numpy scalars, in object arrays
+
+
+def _encode_item(value, where):
+    if value is None or isinstance(value, np.generic) or type(value) in _ITEM_TYPES:
         return encode(value, where)
-    if value is None:
-        return None
     raise _unsafe(where, value)
 
 
@@ -143,26 +130,24 @@ def decode(value, name, depth=0):
         return [decode(v, name, depth + 1) for v in value]
     if not isinstance(value, dict):
         raise bad(name, f"unexpected JSON value {value!r:.80}")
-    kind = value.get("__type__")
-    if kind == "tuple" and set(value) == {"__type__", "items"}:
+    kind, keys = value.get("__type__"), set(value)
+    if kind in ("tuple", "dict") and keys == {"__type__", "items"}:
         items = _as_list(value["items"], name)
-        return tuple(decode(v, name, depth + 1) for v in items)
-    if kind == "dict" and set(value) == {"__type__", "items"}:
-        pairs = _as_list(value["items"], name)
-        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        if kind == "tuple":
+            return tuple(decode(v, name, depth + 1) for v in items)
+        if not all(isinstance(p, list) and len(p) == 2 for p in items):
             raise bad(name, "malformed dict entry")
         result = {}
-        for k, v in pairs:
+        for k, v in items:
             key = decode(k, name, depth + 1)
             try:
                 result[key] = decode(v, name, depth + 1)
             except TypeError:
                 raise bad(name, f"dict key {key!r:.40} is not hashable") from None
         return result
-    if kind == "scalar" and set(value) == {"__type__", "dtype", "value"}:
-        dtype = _dtype(value["dtype"], name, allow_object=False)
-        return _typed_array([value["value"]], dtype, name)[0]
-    if kind == "ndarray" and set(value) == {"__type__", "dtype", "shape", "data"}:
+    if kind == "scalar" and keys == {"__type__", "dtype", "value"}:
+        return _typed_array([value["value"]], _dtype(value["dtype"], name), name)[0]
+    if kind == "ndarray" and keys == {"__type__", "dtype", "shape", "data"}:
         return _decode_array(value, name)
     raise bad(name, f"unknown encoded value {value!r:.80}")
 
@@ -173,7 +158,7 @@ def _as_list(value, name):
     return value
 
 
-def _dtype(spec, name, *, allow_object):
+def _dtype(spec, name, *, allow_object=False):
     if allow_object and spec == "O":
         return np.dtype(object)
     if not isinstance(spec, str) or not _ARRAY_DTYPE.match(spec):
@@ -181,28 +166,14 @@ def _dtype(spec, name, *, allow_object):
     return np.dtype(spec)
 
 
-# The JSON types the values of each array kind must have (no coercion: a
-# string is never read as a number, nor a number as a string).
-_JSON_TYPES = {
-    "b": (bool,),
-    "i": (int,),
-    "u": (int,),
-    "f": (int, float),
-    "U": (str,),
-}
-
-
 def _typed_array(data, dtype, name):
     """A 1-d array of ``dtype`` from JSON values of the matching types."""
-    kind = dtype.kind
-    types = _JSON_TYPES[kind]
+    kind, types = dtype.kind, _JSON_TYPES[dtype.kind]
     for item in data:
         if not isinstance(item, types) or (kind != "b" and isinstance(item, bool)):
             raise bad(name, f"value {item!r:.40} does not fit dtype {dtype}")
-    if kind == "U":
-        longest = max((len(s) for s in data), default=0)
-        if longest > dtype.itemsize // 4:
-            raise bad(name, f"a string is longer than its dtype {dtype} holds")
+    if kind == "U" and max(map(len, data), default=0) > dtype.itemsize // 4:
+        raise bad(name, f"a string is longer than its dtype {dtype} holds")
     try:
         with np.errstate(over="raise"):
             return np.array(data, dtype=dtype)
@@ -225,16 +196,15 @@ def _decode_array(value, name):
             f"a string array of {len(data)} x {dtype} would take more than "
             f"{_MAX_STRING_ARRAY_BYTES // 2**20} MiB",
         )
-    if dtype.kind == "O":
-        array = np.empty(len(data), dtype=object)
-        for i, item in enumerate(data):
-            item = decode(item, name, _MAX_DEPTH)
-            if not (item is None or isinstance(item, (bool, int, float, str))):
-                if not isinstance(item, np.generic):
-                    raise bad(name, "object arrays may only hold scalars")
-            array[i] = item
-        return array.reshape(shape)
-    return _typed_array(data, dtype, name).reshape(shape)
+    if dtype.kind != "O":
+        return _typed_array(data, dtype, name).reshape(shape)
+    array = np.empty(len(data), dtype=object)
+    for i, item in enumerate(data):
+        item = decode(item, name, _MAX_DEPTH)
+        if not (item is None or isinstance(item, (bool, int, float, str, np.generic))):
+            raise bad(name, "object arrays may only hold scalars")
+        array[i] = item
+    return array.reshape(shape)
 
 
 # -- reading a file, bounded ---------------------------------------------------
@@ -246,9 +216,8 @@ def _source_name(source):
 
 def _read_exact(stream, n, name, what):
     """Exactly ``n`` bytes from ``stream``, a bytearray."""
-    buffer = bytearray(n)
+    buffer, got = bytearray(n), 0
     view = memoryview(buffer)
-    got = 0
     while got < n:
         chunk = stream.readinto(view[got:]) if hasattr(stream, "readinto") else None
         if chunk is None:
@@ -269,30 +238,14 @@ def _read_exact(stream, n, name, what):
 
 
 def parse_cost(text):
-    """Upper estimate of the memory (bytes) parsing and decoding ``text`` takes.
-
-    Counts the JSON tokens that become Python objects, at about 140 bytes a
-    list, 250 a dict, 46 a value and 30 a string quote (measured on CPython,
-    decoding included): never below the cost of any JSON shape.
-    """
+    """Upper estimate of the bytes parsing and decoding JSON ``text`` takes."""
+    # Measured on CPython, decoding included, never below any JSON shape's.
     return (
         140 * text.count(b"[")
         + 250 * text.count(b"{")
         + 46 * (text.count(b",") + text.count(b":"))
         + 30 * text.count(b'"')
     )
-
-
-def _check_json_cost(text, name):
-    """Reject JSON whose parsed form would cost far more memory than ours do."""
-    cost = parse_cost(text)
-    if cost > MAX_PARSE_COST:
-        raise bad(
-            name,
-            f"parsing its {len(text)}-byte header would take about "
-            f"{cost / 2**20:.1f} MiB; the files save_model writes take at most "
-            f"{MAX_PARSE_COST // 2**20} MiB",
-        )
 
 
 def parse_json(text, name, what):
@@ -306,11 +259,7 @@ def parse_json(text, name, what):
 
 
 def _tensor_table(header, name):
-    """``{tensor name: (numpy dtype, shape, start, end)}`` and the data size.
-
-    The offsets must tile the data section exactly, as safetensors writes it,
-    and each tensor's byte count must equal its shape times its item size.
-    """
+    """``{name: (numpy dtype, shape, start, end)}`` tiling the data, and its size."""
     table = {}
     for key, entry in header.items():
         if key == "__metadata__":
@@ -327,9 +276,8 @@ def _tensor_table(header, name):
             and all(is_int(o) and o >= 0 for o in entry["data_offsets"])
         ):
             raise bad(name, f"tensor entry {key!r:.80} is malformed")
-        dtype = TENSOR_DTYPES[entry["dtype"]]
+        dtype, shape = TENSOR_DTYPES[entry["dtype"]], tuple(entry["shape"])
         start, end = entry["data_offsets"]
-        shape = tuple(entry["shape"])
         if end - start != math.prod(shape) * dtype.itemsize:
             raise bad(name, f"tensor {key!r:.80} does not match its byte range")
         table[key] = (dtype, shape, start, end)
@@ -344,9 +292,7 @@ def _tensor_table(header, name):
 
 
 def _read_parts(stream, size, name):
-    """``(header dict, tensor table, data bytearray)`` read from ``stream``:
-    the header length, the header (at most ``MAX_HEADER_BYTES``), then
-    exactly the data it describes; ``size`` (when known) must be the total."""
+    """``(header, tensor table, data)`` of ``stream``, of ``size`` bytes if known."""
     if size is not None and size < 8:
         raise bad(name, "the file is too short")
     (n,) = struct.unpack("<Q", bytes(_read_exact(stream, 8, name, "the header size")))
@@ -359,7 +305,13 @@ def _read_parts(stream, size, name):
     if size is not None and 8 + n > size:
         raise bad(name, "the header length is invalid")
     text = _read_exact(stream, n, name, "the header")
-    _check_json_cost(text, name)
+    if (cost := parse_cost(text)) > MAX_PARSE_COST:
+        raise bad(
+            name,
+            f"parsing its {len(text)}-byte header would take about "
+            f"{cost / 2**20:.1f} MiB; the files save_model writes take at most "
+            f"{MAX_PARSE_COST // 2**20} MiB",
+        )
     header = parse_json(text, name, "header")
     del text
     if not isinstance(header, dict):
@@ -367,8 +319,7 @@ def _read_parts(stream, size, name):
     table, n_data = _tensor_table(header, name)
     if size is not None and size != 8 + n + n_data:
         raise bad(
-            name,
-            f"it is {size} bytes long, its header describes {8 + n + n_data}",
+            name, f"it is {size} bytes long, its header describes {8 + n + n_data}"
         )
     data = _read_exact(stream, n_data, name, "the tensor data")
     if size is None and stream.read(1):
@@ -377,11 +328,9 @@ def _read_parts(stream, size, name):
 
 
 def _open_regular(path, name):
-    """An open binary file of ``path`` and its size; rejects non-regular files.
-
-    Opened without blocking (a FIFO would wait for a writer) and checked on
-    the open descriptor: a link to a device or a FIFO is refused unread.
-    """
+    """An open binary file of ``path`` and its size; rejects non-regular files."""
+    # Opened without blocking (a FIFO would wait for a writer) and checked on
+    # the descriptor: a link to a device or a FIFO is refused unread.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
     try:
@@ -397,7 +346,7 @@ def _open_regular(path, name):
 
 
 def read_model_file(source):
-    """Read ``source`` (a path or a binary file object) with the bounded reader."""
+    """``(name, header, table, data)`` of a path or binary file object."""
     name = _source_name(source)
     if isinstance(source, io.TextIOBase):
         raise TypeError(f"load_model reads binary files: open {name!r} with mode 'rb'.")
@@ -410,24 +359,20 @@ def read_model_file(source):
 
 def split_file(blob, path):
     """``(header dict, tensor data bytes)`` of a safetensors byte string."""
-    name = _source_name(path)
-    header, _, data = _read_parts(io.BytesIO(blob), len(blob), name)
+    header, _, data = _read_parts(io.BytesIO(blob), len(blob), _source_name(path))
     return header, bytes(data)
 
 
 # -- writing -----------------------------------------------------------------
 def digest(payload, data):
     """SHA-256 over the JSON document and the raw tensor bytes."""
-    h = hashlib.sha256()
-    h.update(payload.encode("utf-8"))
+    h = hashlib.sha256(payload.encode("utf-8"))
     h.update(data)
     return h.hexdigest()
 
 
 def write_atomically(blob, path):
-    """Write ``blob`` to ``path`` through a temporary file and a rename, with
-    the permissions ``open(path, "w")`` would give (the replaced file's, else
-    ``0o666`` minus the umask)."""
+    """Write ``blob`` to ``path`` by a rename, with the permissions ``open`` gives."""
     path = Path(path)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -449,7 +394,7 @@ def write_atomically(blob, path):
 
 def tensor_view(data, entry, key, name):
     """A torch tensor over ``data`` (no copy), checked for finite values."""
-    dtype, shape, start, end = entry
+    dtype, shape, start, _ = entry
     count = math.prod(shape)
     if count == 0:
         return torch.from_numpy(np.empty(shape, dtype=dtype.newbyteorder("=")))
