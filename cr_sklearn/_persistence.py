@@ -1,19 +1,6 @@
-"""The fitted state of a CR estimator as plain data, and safe files of it.
-
-A fitted estimator's state is plain data: its parameters, its fitted
-attributes (numbers, strings, lists, numpy arrays), its training history
-and its tensors (the float64 network ``module_`` and the loss's, as numpy
-arrays). :func:`fitted_state` makes it and :func:`restore_state` checks it,
-every part, before anything is built from it, then rebuilds the estimator.
-The estimators' ``__getstate__``/``__setstate__`` go through them (pickle,
-``copy.deepcopy``, joblib, and skops, which then needs to trust only the
-estimator's class); ``save_model`` writes the same state as one
-``.safetensors`` file (the tensors as raw arrays, the rest as JSON in its
-metadata) and ``load_model`` reads it back without pickle or
-``torch.load``, through a bounded reader. No code from a file is ever
-executed, and the memory a file can make the loader use is bounded by the
-file's size.
-"""
+"""A CR estimator's fitted state as plain data (:func:`fitted_state`, checked
+and rebuilt by :func:`restore_state`: pickle, deepcopy, joblib and skops use
+them through ``__getstate__``/``__setstate__``), and safe files of it."""
 
 import dataclasses
 import json
@@ -21,6 +8,7 @@ import math
 import os
 import struct
 import warnings
+from operator import itemgetter
 
 import numpy as np
 import sklearn
@@ -28,25 +16,9 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
-from . import _networks
+from . import _model_file, _networks
 from ._fit import class_weight_of, rebuild_net
-from ._model_file import (
-    MAX_HEADER_BYTES,
-    MAX_PARSE_COST,
-    TENSOR_DTYPES,
-    TORCH_DTYPE_NAMES,
-    bad,
-    decode,
-    digest,
-    encode,
-    is_int,
-    is_real,
-    parse_cost,
-    parse_json,
-    read_model_file,
-    tensor_view,
-    write_atomically,
-)
+from ._model_file import MAX_HEADER_BYTES, bad, decode, encode, is_int, is_real
 from ._plan import hidden_sizes, resolve_plan
 from ._predict import PATHS
 from ._summaries import STREAM_ATTRIBUTES
@@ -69,6 +41,8 @@ _METADATA_KEY = "cr_sklearn"
 _DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
 #: The parts of the state whose tensors define the fitted model.
 MODEL_PARTS = ("module", "criterion")
+# The parts of a state that are plain data, and what an error calls an entry.
+_PLAIN_PARTS = (("params", "parameter"), ("attributes", "attribute"))
 
 
 def _estimators():
@@ -79,47 +53,66 @@ def _estimators():
     return {cls.__name__: cls for cls in (CRClassifier, CROrdinalRegressor)}
 
 
-def _versions():
-    return {
-        "cr_sklearn": __version__,
-        "scikit-learn": sklearn.__version__,
-        "torch": torch.__version__,
-        "numpy": np.__version__,
-    }
-
-
 def _safetensors():
     return import_optional(
         "safetensors.torch", extra="safe", purpose="save_model and load_model"
     )
 
 
-def _tensor_dict(prefix, state):
-    return {
-        f"{prefix}.{k}": v.detach().to("cpu").contiguous().clone()
-        for k, v in state.items()
-    }
-
-
-def _history_rows(history):
-    """The per-epoch rows of a skorch history, as plain Python scalars.
-
-    The per-batch entries are left out (kept as an empty ``batches`` list):
-    their number grows with the data, and nothing after a fit reads them.
-    """
-    rows = []
-    for row in history:
-        rows.append(
-            {
-                key: [] if key == "batches" else _plain_scalar(value)
-                for key, value in row.items()
-            }
-        )
-    return rows
+def _convert(value, numpy):
+    """``value`` (dicts, lists, tuples) with its tensors as numpy arrays, or back."""
+    if numpy and torch.is_tensor(value):
+        return value.detach().cpu().numpy()
+    if not numpy and isinstance(value, np.ndarray):
+        return torch.from_numpy(value.copy())
+    if isinstance(value, dict):
+        return {k: _convert(v, numpy) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_convert(v, numpy) for v in value)
+    return value
 
 
 def _plain_scalar(value):
     return value.item() if isinstance(value, np.generic) else value
+
+
+def fitted_state(estimator, *, optimizer=False):
+    """A dict: format, class name, versions, ``params`` (``get_params(deep=False)``),
+    the fitted ``attributes`` (not the derived network objects), ``history`` (a
+    row per epoch), ``tensors`` as numpy arrays (``module.*``: the float64
+    network; ``criterion.*``: the loss's) and, with ``optimizer``, the
+    optimizer's state (Adam's moments) for ``partial_fit`` to continue."""
+    params = estimator.get_params(deep=False)
+    skipped = set(params) | _DERIVED | {"_sklearn_version"}
+    net = estimator.net_
+    modules = zip(MODEL_PARTS, (estimator.module_, net.criterion_), strict=True)
+    state = {
+        "format": _FORMAT,
+        "format_version": _FORMAT_VERSION,
+        "estimator": type(estimator).__name__,
+        "versions": {
+            "cr_sklearn": __version__,
+            "scikit-learn": sklearn.__version__,
+            "torch": torch.__version__,
+            "numpy": np.__version__,
+        },
+        "params": params,
+        "attributes": {k: v for k, v in vars(estimator).items() if k not in skipped},
+        # The per-batch entries, whose number grows with the data, are left
+        # out (an empty list): nothing after a fit reads them.
+        "history": [
+            {k: [] if k == "batches" else _plain_scalar(v) for k, v in row.items()}
+            for row in net.history
+        ],
+        "tensors": {
+            f"{part}.{key}": value.detach().cpu().numpy().copy()
+            for part, module in modules
+            for key, value in module.state_dict().items()
+        },
+    }
+    if optimizer:
+        state["optimizer"] = _convert(net.optimizer_.state_dict(), numpy=True)
+    return state
 
 
 def save_model(estimator, path):
@@ -154,9 +147,9 @@ def save_model(estimator, path):
     ------
     TypeError
         If ``estimator`` is not a cr_sklearn CR estimator (for a pipeline,
-        save its CR step), or a parameter or
-        attribute is not plain data (e.g. ``callbacks`` objects or a
-        ``numpy.random.RandomState`` as ``random_state``).
+        save its CR step), or a parameter or attribute is not plain data
+        (e.g. ``callbacks`` objects or a ``numpy.random.RandomState`` as
+        ``random_state``).
     ValueError
         If the model's metadata would exceed what :func:`load_model` reads
         (see its Notes), or ``path`` is a symbolic link; no file is written
@@ -203,27 +196,14 @@ def save_model(estimator, path):
         )
     check_is_fitted(estimator, "module_")
     state = fitted_state(estimator)
-    encoded_params = {
-        k: encode(v, f"parameter {k}") for k, v in state["params"].items()
+    payload = {
+        k: state[k] for k in ("format", "format_version", "estimator", "versions")
     }
-    attributes = {
-        name: encode(value, f"attribute {name}")
-        for name, value in state["attributes"].items()
-    }
-    history = encode(state["history"], "net_.history")
+    for part, what in _PLAIN_PARTS:
+        payload[part] = {k: encode(v, f"{what} {k}") for k, v in state[part].items()}
+    payload["history"] = encode(state["history"], "net_.history")
+    payload = json.dumps(payload)
     tensors = {k: torch.from_numpy(v) for k, v in state["tensors"].items()}
-    payload = json.dumps(
-        {
-            "format": _FORMAT,
-            "format_version": _FORMAT_VERSION,
-            "estimator": type(estimator).__name__,
-            "versions": _versions(),
-            "params": encoded_params,
-            "attributes": attributes,
-            "history": history,
-        }
-    )
-    n_epochs = len(state["history"])
     # The tensor data section does not depend on the metadata: hash it from
     # a first serialisation, then write the digest next to the payload.
     draft = save_tensors(tensors, metadata={_METADATA_KEY: payload})
@@ -231,90 +211,119 @@ def save_model(estimator, path):
     # What load_model would refuse is not written (the digest adds < 100 B).
     if (
         n_header > MAX_HEADER_BYTES - 100
-        or parse_cost(draft[8 : 8 + n_header]) > MAX_PARSE_COST - 10_000
+        or _model_file.parse_cost(draft[8 : 8 + n_header])
+        > _model_file.MAX_PARSE_COST - 10_000
     ):
         raise ValueError(
             f"The model's metadata is too large to save ({n_header / 2**20:.1f} "
-            f"MiB, with a history of {n_epochs} epochs): load_model "
+            f"MiB, with a history of {len(state['history'])} epochs): load_model "
             f"reads at most {MAX_HEADER_BYTES // 2**20} MiB of metadata. Fit "
             "with fewer epochs or fewer partial_fit calls (warm_start=False "
             "starts a new history) before saving."
         )
-    data = draft[8 + n_header :]
-    metadata = {_METADATA_KEY: payload, "sha256": digest(payload, data)}
-    blob = save_tensors(tensors, metadata=metadata)
+    sha256 = _model_file.digest(payload, draft[8 + n_header :])
+    blob = save_tensors(tensors, metadata={_METADATA_KEY: payload, "sha256": sha256})
     if hasattr(path, "write"):
         path.write(blob)
-    else:
-        if os.path.islink(path):
-            # Replacing the file atomically would replace the link itself,
-            # and following it would write wherever the link points.
-            raise ValueError(
-                f"{os.fspath(path)!r} is a symbolic link (to "
-                f"{os.readlink(path)!r}): save_model does not replace or "
-                "follow links; save to the link's target or another path."
-            )
-        write_atomically(blob, path)
-
-
-# -- loading -----------------------------------------------------------------
-def _estimator_class(value, name):
-    estimators = _estimators()
-    if not isinstance(value, str) or value not in estimators:
-        raise bad(name, f"unknown estimator class {value!r:.80}")
-    return estimators[value]
-
-
-def _check_versions(versions, name):
-    if not isinstance(versions, dict):
-        raise bad(name, "missing version information")
-    saved = versions.get("cr_sklearn")
-    if saved != __version__:
-        warnings.warn(
-            f"{name!r} was saved with cr_sklearn {str(saved):.40}, this is "
-            f"{__version__}. The parameters and weights were checked against "
-            "this version's network, but predictions may differ; refit the "
-            "model if they matter.",
-            UserWarning,
-            stacklevel=3,
+    elif os.path.islink(path):
+        # Replacing the file atomically would replace the link itself, and
+        # following it would write wherever the link points.
+        raise ValueError(
+            f"{os.fspath(path)!r} is a symbolic link (to {os.readlink(path)!r}): "
+            "save_model does not replace or follow links; save to the link's "
+            "target or another path."
         )
+    else:
+        _model_file.write_atomically(blob, path)
 
 
-# -- what a fitted estimator's attributes may be -----------------------------
-def _float_vector(value, length, what, name, *, positive=False, sorted_=False):
-    """A float64 vector of ``length`` finite values.
-
-    ``positive`` asks for normal positive numbers: a subnormal scale turns a
-    division into an infinity.
-    """
-    if not (
-        isinstance(value, np.ndarray)
-        and value.dtype.kind == "f"
-        and value.dtype.itemsize == 8
-        and value.shape == (length,)
-    ):
-        raise bad(name, f"{what} must be a float64 array of shape ({length},)")
-    if not np.isfinite(value).all():
-        raise bad(name, f"{what} holds non-finite values")
-    if positive and not (value >= np.finfo(np.float64).tiny).all():
-        raise bad(name, f"{what} must be positive (and not subnormal)")
-    if sorted_ and not (np.diff(value) >= 0).all():
-        raise bad(name, f"{what} must be non-decreasing")
-    return value.astype(np.float64)
-
-
-def _check_quantiles(value, what, name):
-    value = _float_vector(value, 101, what, name, sorted_=True)
-    if value[0] < 0:
-        raise bad(name, f"{what} must be non-negative")
-    return value
-
-
-def _check_int(value, what, name, low=0, high=None):
+# -- the checks of a state: checkers(value, what, file name, **options) ---------
+def _int(value, what, name, low=0, high=None):
     if not is_int(value) or value < low or (high is not None and value > high):
         bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
         raise bad(name, f"{what} must be an integer {bound}, got {value!r:.40}")
     return int(value)
+
+
+def _float(value, what, name, low=-math.inf, high=math.inf, *, below=False):
+    """A finite number in ``[low, high]`` (``[low, high)`` with ``below``)."""
+    if not is_real(value) or not math.isfinite(value):
+        raise bad(name, f"{what} must be a finite number, got {value!r:.40}")
+    if not low <= value <= high or (below and value == high):
+        end = ")" if below or high == math.inf else "]"
+        raise bad(name, f"{what} must lie in [{low:g}, {high:g}{end}")
+    return float(value)
+
+
+def _float_list(value, what, name, *, finite):
+    if not (isinstance(value, list) and all(is_real(v) for v in value)):
+        raise bad(name, f"{what} must be a list of numbers")
+    if finite and not all(math.isfinite(v) for v in value):
+        raise bad(name, f"{what} holds non-finite values")
+    return [float(v) for v in value]
+
+
+def _floats(value, what, name, shape, *, positive=False, nonnegative=False, order=""):
+    """Finite float64s of ``shape`` (an int: a length); ``positive``: normal ones."""
+    shape = (shape,) if is_int(shape) else shape
+    if not (
+        isinstance(value, np.ndarray)
+        and value.dtype.kind == "f"
+        and value.dtype.itemsize == 8
+        and value.shape == shape
+    ):
+        raise bad(name, f"{what} must be a float64 array of shape {shape}")
+    if not np.isfinite(value).all():
+        raise bad(name, f"{what} holds non-finite values")
+    # A subnormal scale turns a division into an infinity.
+    if positive and not (value >= np.finfo(np.float64).tiny).all():
+        raise bad(name, f"{what} must be positive (and not subnormal)")
+    if order:  # along the last axis
+        steps = np.diff(value, axis=-1)
+        if not (steps > 0 if order == "strictly increasing" else steps >= 0).all():
+            raise bad(name, f"{what} must be {order}")
+    if nonnegative and (value < 0).any():
+        raise bad(name, f"{what} must be non-negative")
+    return value.astype(np.float64)
+
+
+def _cutpoints(value, what, name, classes):
+    """Increasing cut-points between ``classes``; 2-d: one row per member."""
+    k = len(classes) - 1
+    rows = isinstance(value, np.ndarray) and value.ndim == 2
+    shape = (len(value), k) if rows else (k,)
+    return _floats(value, what, name, shape, order="strictly increasing")
+
+
+def _feature_names(value, what, name, n_features):
+    if not (
+        isinstance(value, np.ndarray)
+        and value.shape == (n_features,)
+        and value.dtype.kind in "OU"
+        and all(isinstance(v, str) for v in value)
+    ):
+        raise bad(name, f"{what} must be {n_features} strings (n_features_in_)")
+    return value
+
+
+def _one_of(value, what, name, choices):
+    if value not in choices:
+        raise bad(name, f"{what} must be one of {choices}")
+    return value
+
+
+def _string(value, what, name):
+    if not isinstance(value, str):
+        raise bad(name, f"{what} must be a string")
+    return value
+
+
+def _float_vector(value, what, name):
+    if not (
+        isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim == 1
+    ):
+        raise bad(name, f"{what} must be None or a 1-d float array")
+    return value
 
 
 def _check_classes(value, cls, name):
@@ -343,72 +352,47 @@ def _check_classes(value, cls, name):
     return value
 
 
-def _check_feature_names(value, n_features, name):
-    if not (
-        isinstance(value, np.ndarray)
-        and value.shape == (n_features,)
-        and value.dtype.kind in "OU"
-        and all(isinstance(v, str) for v in value)
-    ):
-        raise bad(
-            name, f"feature_names_in_ must be {n_features} strings (n_features_in_)"
-        )
-    return value
-
-
-def _check_float(value, what, name, *, optional=False, nonnegative=False):
-    if optional and value is None:
-        return None
-    if not is_real(value) or not math.isfinite(value):
-        raise bad(name, f"{what} must be a finite number, got {value!r:.40}")
-    if nonnegative and value < 0:
-        raise bad(name, f"{what} must be non-negative, got {value!r:.40}")
-    return float(value)
-
-
-def _check_float_list(value, what, name, *, finite):
-    if not (isinstance(value, list) and all(is_real(v) for v in value)):
-        raise bad(name, f"{what} must be a list of numbers")
-    if finite and not all(math.isfinite(v) for v in value):
-        raise bad(name, f"{what} holds non-finite values")
-    return [float(v) for v in value]
-
-
-_REQUIRED_ATTRIBUTES = frozenset(
-    {
-        "n_features_in_",
-        "classes_",
-        "n_iter_",
-        "loss_curve_",
-        "gradient_norm_mean_",
-        "gradient_norm_quantiles_",
-        "input_mean_",
-        "input_scale_",
-        "input_distance_quantiles_",
-    }
-)
-_OPTIONAL_ATTRIBUTES = frozenset(
-    {
-        "_prediction_path",
-        "feature_names_in_",
-        "best_epoch_",
-        "validation_scores_",
-        "best_validation_score_",
-        "_batch_size_",
-        "_n_fit_calls",
-        "_seed",
-        "device_",
-        "early_stopping_",
-        "max_iter_",
-        "cv_validation_loss_",
-        "n_encoded_features_",
-        "encoding_bins_",
-        "dropout_",
-        "best_epochs_",
-        "oob_score_",
-        "oob_decision_function_",
-    }
-)
+_REQUIRED, _OPTIONAL, _ORDINAL, _DROPPED = "required", "optional", "ordinal", "dropped"
+_N_FEATURES, _N_ITER = itemgetter("n_features_in_"), itemgetter("n_iter_")
+_QUANTILES = {"shape": 101, "order": "non-decreasing", "nonnegative": True}
+_I64, _I32 = 2**63 - 1, 2**31 - 1
+# Each fitted attribute a fit writes: name -> (presence, checker, options),
+# checked in this order. An option given as itemgetter(attribute) is that
+# attribute's checked value; "none": True lets the value be None. The
+# checker None: checked in _check_attributes or, with the parameters, in
+# _check_member_attributes. _ORDINAL: required for CROrdinalRegressor, not
+# allowed for CRClassifier; _DROPPED: written by earlier versions, dropped.
+_ATTRIBUTES = {
+    "n_features_in_": (_REQUIRED, None, {}),
+    "classes_": (_REQUIRED, None, {}),
+    "n_iter_": (_REQUIRED, _int, {}),
+    "loss_curve_": (_REQUIRED, _float_list, {"finite": False}),
+    "best_epoch_": (_OPTIONAL, _int, {"low": 1, "high": _N_ITER, "none": True}),
+    "validation_scores_": (_OPTIONAL, _float_list, {"finite": True, "none": True}),
+    "best_validation_score_": (_OPTIONAL, None, {}),
+    "gradient_norm_quantiles_": (_REQUIRED, _floats, _QUANTILES),
+    "gradient_norm_mean_": (_REQUIRED, _float, {"low": 0}),
+    "input_distance_quantiles_": (_REQUIRED, _floats, _QUANTILES),
+    "input_mean_": (_REQUIRED, _floats, {"shape": _N_FEATURES}),
+    "input_scale_": (_REQUIRED, _floats, {"shape": _N_FEATURES, "positive": True}),
+    "feature_names_in_": (_OPTIONAL, _feature_names, {"n_features": _N_FEATURES}),
+    "_prediction_path": (_OPTIONAL, _one_of, {"choices": PATHS}),
+    "_n_fit_calls": (_OPTIONAL, _int, {"high": _I64}),
+    "_seed": (_OPTIONAL, _int, {"high": _I64}),
+    "device_": (_OPTIONAL, _string, {}),
+    "early_stopping_": (_OPTIONAL, _one_of, {"choices": ("off", "hold-out", "cv")}),
+    "max_iter_": (_OPTIONAL, _int, {"low": 1}),
+    "cv_validation_loss_": (_OPTIONAL, _float_vector, {"none": True}),
+    "encoding_bins_": (_OPTIONAL, _int, {"low": 2, "high": _I32, "none": True}),
+    "dropout_": (_OPTIONAL, _float, {"low": 0, "high": 1, "below": True}),
+    "n_encoded_features_": (_OPTIONAL, _int, {"low": 1, "high": _I32, "none": True}),
+    "cutpoints_": (_ORDINAL, _cutpoints, {"classes": itemgetter("classes_")}),
+    "best_epochs_": (_OPTIONAL, None, {}),
+    "oob_score_": (_OPTIONAL, None, {}),
+    "oob_decision_function_": (_OPTIONAL, None, {}),
+    "_batch_size_": (_DROPPED, None, {}),
+    "_init_cutpoints": (_DROPPED, None, {}),
+}
 # Parameters added after files were written: a file without one loads with
 # the value that reproduces the behaviour of the version that wrote it.
 _PARAMS_ADDED = {
@@ -419,157 +403,84 @@ _PARAMS_ADDED = {
     "beta_1": 0.9,
     "beta_2": 0.999,
 }
-_EARLY_STOPPING_MODES = ("off", "hold-out", "cv")
-_ORDINAL_ATTRIBUTES = frozenset({"cutpoints_"})
-# Written by earlier versions, read and dropped: a fit no longer keeps them.
-_DROPPED_ATTRIBUTES = frozenset({"_batch_size_", "_init_cutpoints"})
 
 
 def _check_attributes(cls, a, name):
-    """Validate the (decoded) fitted attributes of a ``cls`` state.
-
-    Only the attributes the estimators write are accepted, each with the
-    type, dtype and shape they have after ``fit``.
-    """
+    """The fitted attributes of a ``cls`` state, checked as _ATTRIBUTES says."""
     if not isinstance(a, dict):
         raise bad(name, "missing fitted attributes")
     ordinal = cls.__name__ == "CROrdinalRegressor"
-    required = _REQUIRED_ATTRIBUTES | (_ORDINAL_ATTRIBUTES if ordinal else set())
-    allowed = required | _OPTIONAL_ATTRIBUTES | _DROPPED_ATTRIBUTES
-    allowed |= _ORDINAL_ATTRIBUTES if ordinal else set()
+    allowed = {
+        k for k, (when, *_) in _ATTRIBUTES.items() if ordinal or when != _ORDINAL
+    }
     unknown = sorted(set(a) - allowed, key=str)
     if unknown:
         raise bad(name, f"attribute name {unknown[0]!r:.80} is not allowed")
-    missing = sorted(required - set(a))
+    missing = sorted(
+        k for k in allowed - set(a) if _ATTRIBUTES[k][0] in (_REQUIRED, _ORDINAL)
+    )
     if missing:
         raise bad(name, f"missing fitted attributes {missing}")
-    a = {k: v for k, v in a.items() if k not in _DROPPED_ATTRIBUTES}
+    a = {k: v for k, v in a.items() if _ATTRIBUTES[k][0] != _DROPPED}
     n_features = a["n_features_in_"]
     if not is_int(n_features) or n_features < 1:
         raise bad(name, f"invalid n_features_in_ {n_features!r:.40}")
-    n_features = a["n_features_in_"] = int(n_features)
-    a["classes_"] = classes = _check_classes(a["classes_"], cls, name)
-    n_iter = a["n_iter_"] = _check_int(a["n_iter_"], "n_iter_", name)
-    a["loss_curve_"] = _check_float_list(
-        a["loss_curve_"], "loss_curve_", name, finite=False
-    )
+    a["n_features_in_"] = int(n_features)
+    a["classes_"] = _check_classes(a["classes_"], cls, name)
+    for key, (_, check, options) in _ATTRIBUTES.items():
+        if check is None or key not in a:
+            continue
+        options = {
+            k: v(a) if isinstance(v, itemgetter) else v for k, v in options.items()
+        }
+        if not (options.pop("none", False) and a[key] is None):
+            a[key] = check(a[key], key, name, **options)
+    # What one attribute says of another.
+    n_iter, scores = a["n_iter_"], a.get("validation_scores_")
+    best = a.get("best_validation_score_")
     if len(a["loss_curve_"]) != n_iter:
         raise bad(name, "loss_curve_ must have n_iter_ entries")
-    if "best_epoch_" in a and a["best_epoch_"] is not None:
-        a["best_epoch_"] = _check_int(
-            a["best_epoch_"], "best_epoch_", name, low=1, high=n_iter
-        )
-    scores = a.get("validation_scores_")
-    best = a.get("best_validation_score_")
-    if scores is not None:
-        scores = a["validation_scores_"] = _check_float_list(
-            scores, "validation_scores_", name, finite=True
-        )
-        if not 0 < len(scores) <= n_iter or _check_float(
-            best, "best_validation_score_", name
-        ) != max(scores):
-            raise bad(name, "validation_scores_ and best_validation_score_ differ")
-    elif best is not None:
+    if scores is None and best is not None:
         raise bad(name, "best_validation_score_ without validation_scores_")
-    quantiles = a["gradient_norm_quantiles_"] = _check_quantiles(
-        a["gradient_norm_quantiles_"], "gradient_norm_quantiles_", name
-    )
-    mean = a["gradient_norm_mean_"] = _check_float(
-        a["gradient_norm_mean_"], "gradient_norm_mean_", name, nonnegative=True
-    )
+    if scores is not None and (
+        not 0 < len(scores) <= n_iter
+        or _float(best, "best_validation_score_", name) != max(scores)
+    ):
+        raise bad(name, "validation_scores_ and best_validation_score_ differ")
     # The mean of the norms lies between their smallest and largest value
     # (0 only for a network that is flat on all its training data).
+    quantiles, mean = a["gradient_norm_quantiles_"], a["gradient_norm_mean_"]
     slack = 1e-9 * quantiles[100] + 1e-300
     if not quantiles[0] - slack <= mean <= quantiles[100] + slack:
         raise bad(name, "gradient_norm_mean_ lies outside its quantiles")
-    a["input_distance_quantiles_"] = _check_quantiles(
-        a["input_distance_quantiles_"], "input_distance_quantiles_", name
-    )
-    a["input_mean_"] = _float_vector(a["input_mean_"], n_features, "input_mean_", name)
-    a["input_scale_"] = _float_vector(
-        a["input_scale_"], n_features, "input_scale_", name, positive=True
-    )
-    if "feature_names_in_" in a:
-        _check_feature_names(a["feature_names_in_"], n_features, name)
-    if "_prediction_path" in a and a["_prediction_path"] not in PATHS:
-        raise bad(name, f"_prediction_path must be one of {PATHS}")
-    for key, low in (("_n_fit_calls", 0), ("_seed", 0)):
-        if key in a:
-            a[key] = _check_int(a[key], key, name, low=low, high=2**63 - 1)
-    if "device_" in a and not isinstance(a["device_"], str):
-        raise bad(name, "device_ must be a string")
-    if "early_stopping_" in a and a["early_stopping_"] not in _EARLY_STOPPING_MODES:
-        raise bad(name, f"early_stopping_ must be one of {_EARLY_STOPPING_MODES}")
-    if "max_iter_" in a:
-        a["max_iter_"] = _check_int(a["max_iter_"], "max_iter_", name, low=1)
-    cv_loss = a.get("cv_validation_loss_")
-    if cv_loss is not None and not (
-        isinstance(cv_loss, np.ndarray)
-        and cv_loss.dtype.kind == "f"
-        and cv_loss.ndim == 1
-    ):
-        raise bad(name, "cv_validation_loss_ must be None or a 1-d float array")
-    if a.get("encoding_bins_") is not None:
-        a["encoding_bins_"] = _check_int(
-            a["encoding_bins_"], "encoding_bins_", name, low=2, high=2**31 - 1
-        )
-    if "dropout_" in a:
-        dropout = a["dropout_"] = _check_float(a["dropout_"], "dropout_", name)
-        if not 0 <= dropout < 1:
-            raise bad(name, "dropout_ must lie in [0, 1)")
-    encoded = a.get("n_encoded_features_")
-    if encoded is not None:
-        a["n_encoded_features_"] = _check_int(
-            encoded, "n_encoded_features_", name, low=1, high=2**31 - 1
-        )
-    if ordinal:
-        k = len(classes) - 1
-        cut = a["cutpoints_"]
-        if isinstance(cut, np.ndarray) and cut.ndim == 2:  # one row per member
-            rows = [_float_vector(c, k, "cutpoints_", name) for c in cut]
-            cut = a["cutpoints_"] = np.array(rows).reshape(len(cut), k)
-        else:
-            cut = a["cutpoints_"] = _float_vector(cut, k, "cutpoints_", name)
-        if not (np.diff(cut, axis=-1) > 0).all():
-            raise bad(name, "cutpoints_ must be strictly increasing")
     return a
 
 
 def _check_member_attributes(estimator, a, name):
-    """``best_epochs_``, ``oob_score_``, ``oob_decision_function_`` and cut-points.
-
-    Each must be what a fit with the estimator's ``n_members`` and
-    ``oob_score`` writes: one best epoch per member, out-of-fold fields only
-    with ``oob_score`` and members, an out-of-fold score in the range of
-    its metric, one row of cut-points per member.
-    """
+    """The attributes per member and out-of-fold: those n_members and oob_score make."""
     n_iter, n_classes = a["n_iter_"], len(a["classes_"])
     members = int(estimator.n_members)
+    oob = members > 1 and estimator.oob_score
     best = a.get("best_epochs_")
-    if best is not None:
-        if not (
-            isinstance(best, np.ndarray)
-            and best.shape == (members,)
-            and best.dtype.kind in "iu"
-            and ((best >= 1) & (best <= n_iter)).all()
-        ):
-            raise bad(
-                name,
-                f"best_epochs_ must be None or {members} epoch(s) within n_iter_ "
-                "(one per member)",
-            )
-        a["best_epochs_"] = best.astype(int)
-    oob = {"oob_score_", "oob_decision_function_"} & set(a)
-    if oob and not (members > 1 and estimator.oob_score):
+    if best is not None and not (
+        isinstance(best, np.ndarray)
+        and best.shape == (members,)
+        and best.dtype.kind in "iu"
+        and ((best >= 1) & (best <= n_iter)).all()
+    ):
+        raise bad(
+            name,
+            f"best_epochs_ must be None or {members} epoch(s) within n_iter_ "
+            "(one per member)",
+        )
+    found = {"oob_score_", "oob_decision_function_"} & set(a)
+    if found and not oob:
         raise bad(name, "out-of-fold attributes need n_members > 1 and oob_score")
-    if members > 1 and estimator.oob_score and len(oob) != 2:
+    if oob and len(found) != 2:
         raise bad(name, "oob_score=True without both out-of-fold attributes")
     if "oob_score_" in a:
-        score = a["oob_score_"] = _check_float(a["oob_score_"], "oob_score_", name)
-        ordinal = "cutpoints_" in a
-        low, high = (-(n_classes - 1), 0.0) if ordinal else (0.0, 1.0)
-        if not low <= score <= high:
-            raise bad(name, f"oob_score_ must lie in [{low:g}, {high:g}]")
+        bounds = (-(n_classes - 1), 0.0) if "cutpoints_" in a else (0.0, 1.0)
+        _float(a["oob_score_"], "oob_score_", name, *bounds)
     proba = a.get("oob_decision_function_")
     if "oob_decision_function_" in a and not (
         isinstance(proba, np.ndarray)
@@ -590,6 +501,12 @@ def _check_member_attributes(estimator, a, name):
         raise bad(name, f"cutpoints_ must have {members} rows (n_members)")
 
 
+def _scalars(values):
+    return all(
+        v is None or isinstance(v, (bool, int, float, str, np.generic)) for v in values
+    )
+
+
 def _check_history(raw, n_iter, name):
     """A list of ``n_iter`` epoch rows: dicts of scalars (and batch lists)."""
     if not isinstance(raw, list) or len(raw) != n_iter:
@@ -600,32 +517,23 @@ def _check_history(raw, n_iter, name):
         for key, value in row.items():
             if key == "batches":
                 if not isinstance(value, list) or not all(
-                    isinstance(b, dict)
-                    and all(_is_history_scalar(v) for v in b.values())
-                    for b in value
+                    isinstance(b, dict) and _scalars(b.values()) for b in value
                 ):
                     raise bad(name, "malformed batches in the history")
-            elif isinstance(value, list):
-                # A member fit's per-member losses.
-                if not all(_is_history_scalar(v) for v in value):
+            elif isinstance(value, list):  # a member fit's per-member losses
+                if not _scalars(value):
                     raise bad(name, f"history value {key!r:.40} is not a scalar list")
-            elif not _is_history_scalar(value):
+            elif not _scalars([value]):
                 raise bad(name, f"history value {key!r:.40} is not a scalar")
     return raw
-
-
-def _is_history_scalar(value):
-    return value is None or isinstance(value, (bool, int, float, str, np.generic))
 
 
 def _check_params(estimator, params, name):
     """Set ``estimator``'s parameters to ``params``, validated as in ``fit``."""
     if not isinstance(params, dict):
         raise bad(name, "missing parameters")
-    params = dict(params)
+    params = params | {k: v for k, v in _PARAMS_ADDED.items() if k not in params}
     valid = set(type(estimator)().get_params(deep=False))
-    for key, value in _PARAMS_ADDED.items():
-        params.setdefault(key, value)
     if set(params) != valid:
         raise ValueError(
             f"{name!r} has parameters that do not match "
@@ -639,15 +547,35 @@ def _check_params(estimator, params, name):
         hidden_sizes(estimator.hidden_layer_sizes)
     except (TypeError, ValueError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
-    return estimator
 
 
-def _plan_of(estimator, name):
-    """The plan of the fitted network the parameters and attributes describe.
+def _resolved_network_params(estimator, name):
+    """Set ``encoding_bins_``, ``dropout_``: they must describe a fit's network."""
+    for param in ("encoding_bins", "dropout"):
+        attribute, value = param + "_", getattr(estimator, param)
+        if hasattr(estimator, attribute):
+            if value != "auto" and getattr(estimator, attribute) != value:
+                raise bad(name, f"{attribute} differs from {param}={value!r}")
+        elif value == "auto":
+            raise bad(name, f"{param}='auto' without {attribute}")
+        else:  # a file from before the attribute: the parameter is resolved
+            setattr(estimator, attribute, value)
+    bins = estimator.encoding_bins_
+    encoded = getattr(estimator, "n_encoded_features_", None)
+    if (bins is None) != (encoded is None):
+        raise bad(name, "encoding_bins_ and n_encoded_features_ disagree")
+    # Each column copied once or split into at most encoding_bins_ ramps.
+    d = estimator.n_features_in_
+    if bins is not None and not d <= encoded <= d * bins:
+        raise bad(
+            name,
+            f"n_encoded_features_ must lie between n_features_in_ ({d}) and "
+            f"n_features_in_ * encoding_bins_ ({d * bins})",
+        )
 
-    Only its network fields describe the model; the training fields are
-    resolved from the parameters, for the next fit's optimizer to start from.
-    """
+
+def _plan_of(estimator):
+    """The plan of the network the parameters and attributes describe."""
     with warnings.catch_warnings():
         # What a fit would warn about was said when it ran.
         warnings.simplefilter("ignore")
@@ -668,25 +596,17 @@ def _plan_of(estimator, name):
     )
 
 
-def _expected_tensors(estimator, plan, table, name, dtype):
-    """Names, shapes and dtypes of the tensors the parameters describe.
-
-    Built on torch's ``meta`` device, which allocates no memory, after
-    checking that the state holds a tensor for every layer and a slice of
-    its output weight for every member: neither huge widths, many layers
-    nor many members can make this cost more than the state does.
-    ``table`` maps each tensor's name to ``(dtype name, shape, ...)``.
-    """
-    n_module = sum(key.startswith("module.") for key in table)
-    # Every layer, the output one included, has a weight and a bias.
-    if 2 * (len(plan.hidden) + 1) > n_module:
+def _check_tensors(estimator, plan, table, name, dtype):
+    """``table`` (name -> (numpy dtype, shape, ...)) must be the network's tensors."""
+    # A weight and a bias per layer, a slice of the output weight per member
+    # (built one by one), are held before the network is built on the meta
+    # device (no memory): no width, depth or member count costs more than the
+    # state does.
+    if 2 * (len(plan.hidden) + 1) > sum(key.startswith("module.") for key in table):
         raise bad(name, "its parameters describe more layers than it has tensors")
-    # Members are built one by one: their count must be the state's own (the
-    # leading axis of its output weight), not a number the parameters claim.
     members = plan.n_members if plan.n_members > 1 else None
     held = table.get("module.output.weight")
-    held_members = held[1][0] if held is not None and len(held[1]) == 3 else None
-    if members != held_members:
+    if members != (held[1][0] if held is not None and len(held[1]) == 3 else None):
         raise bad(
             name,
             f"its parameters describe {members or 1} member(s) and its output "
@@ -701,25 +621,18 @@ def _expected_tensors(estimator, plan, table, name, dtype):
                 n_members=members,
                 dtype=dtype,
             )
-            criterion = estimator._make_criterion(None, None)
-            if members is not None:
-                from ._members import MemberCriterion
+            from ._members import MemberCriterion
 
-                criterion = MemberCriterion(
-                    [estimator._make_criterion(None, None) for _ in range(members)]
-                )
+            found = [estimator._make_criterion(None, None) for _ in range(members or 1)]
+            criterion = MemberCriterion(found) if members else found[0]
             criterion = criterion.to(_networks.torch_dtype(plan.dtype))
     except (TypeError, ValueError, IndexError, RuntimeError) as exc:
         raise bad(name, f"its attributes cannot describe a network ({exc})") from None
-    expected = {}
-    for part, found in (("module", module), ("criterion", criterion)):
-        for key, tensor in found.state_dict().items():
-            expected[f"{part}.{key}"] = (tuple(tensor.shape), tensor.dtype)
-    return expected
-
-
-def _check_table(table, expected, name):
-    """The file's tensors must be exactly the ones the parameters describe."""
+    expected = {
+        f"{part}.{key}": (tuple(tensor.shape), tensor.dtype)
+        for part, found in zip(MODEL_PARTS, (module, criterion), strict=True)
+        for key, tensor in found.state_dict().items()
+    }
     missing = sorted(set(expected) - set(table))
     unexpected = sorted(set(table) - set(expected))
     if missing or unexpected:
@@ -730,8 +643,8 @@ def _check_table(table, expected, name):
         )
     for key, (shape, dtype) in expected.items():
         file_dtype, file_shape, _, _ = table[key]
-        wanted = TORCH_DTYPE_NAMES.get(dtype)
-        if file_shape != shape or TENSOR_DTYPES.get(wanted) != file_dtype:
+        wanted = _model_file.TORCH_DTYPE_NAMES.get(dtype)
+        if file_shape != shape or _model_file.TENSOR_DTYPES.get(wanted) != file_dtype:
             raise bad(
                 name,
                 f"tensor {key} has shape {file_shape} and dtype {file_dtype}; "
@@ -739,44 +652,17 @@ def _check_table(table, expected, name):
             )
 
 
-def _resolved_network_params(estimator, name):
-    """Set ``encoding_bins_`` and ``dropout_``; check they describe one network.
-
-    A file from before these attributes existed has neither and no ``"auto"``
-    values: the parameters are the resolved values. The encoding's width must
-    be one a fit can make: each column copied once or split into at most
-    ``encoding_bins_`` ramps.
-    """
-    for param in ("encoding_bins", "dropout"):
-        attribute = param + "_"
-        value = getattr(estimator, param)
-        if hasattr(estimator, attribute):
-            fixed = value != "auto"
-            if fixed and getattr(estimator, attribute) != value:
-                raise bad(name, f"{attribute} differs from {param}={value!r}")
-        elif value == "auto":
-            raise bad(name, f"{param}='auto' without {attribute}")
-        else:
-            setattr(estimator, attribute, value)
-    bins = estimator.encoding_bins_
-    encoded = getattr(estimator, "n_encoded_features_", None)
-    if (bins is None) != (encoded is None):
-        raise bad(name, "encoding_bins_ and n_encoded_features_ disagree")
-    d = estimator.n_features_in_
-    if bins is not None and not d <= encoded <= d * bins:
+@torch.no_grad()
+def _check_loaded(estimator, name):
+    """The loaded network's input scales, encoding and cut-points."""
+    module, encoding = estimator.module_, estimator.module_.encoding
+    if not bool((module.input_scale >= torch.finfo(torch.float64).tiny).all()):
         raise bad(
             name,
-            f"n_encoded_features_ must lie between n_features_in_ ({d}) and "
-            f"n_features_in_ * encoding_bins_ ({d * bins})",
+            "its network's input_scale holds zero, negative or subnormal "
+            "values (a fit sets positive, normal scales)",
         )
-
-
-def _check_encoding(module, name):
-    """The loaded encoding reads existing columns, in order, with real bins."""
-    encoding = module.encoding
-    if encoding is None:
-        return
-    with torch.no_grad():
+    if encoding is not None:
         source = encoding.source
         if source.numel() and not (
             int(source.min()) >= 0 and int(source.max()) < encoding.n_features
@@ -786,102 +672,12 @@ def _check_encoding(module, name):
             raise bad(name, "its encoding's columns are not in input order")
         if not bool((encoding.inv_width > 0).all() & (encoding.ramp_gain > 0).all()):
             raise bad(name, "its encoding has bins of non-positive width or scale")
-
-
-def _check_input_scaling(module, name):
-    """The network's standardisation divides by positive, normal scales."""
-    scale = module.input_scale
-    if not bool((scale >= torch.finfo(torch.float64).tiny).all()):
-        raise bad(
-            name,
-            "its network's input_scale holds zero, negative or subnormal "
-            "values (a fit sets positive, normal scales)",
-        )
-
-
-def _check_loaded(estimator, name):
-    """Invariants that need the loaded network: scaling, encoding, cut-points."""
-    _check_input_scaling(estimator.module_, name)
-    _check_encoding(estimator.module_, name)
     if hasattr(estimator, "cutpoints_"):
-        with torch.no_grad():
-            cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
-        same_shape = cut.shape == np.shape(estimator.cutpoints_)
-        if not same_shape or not np.allclose(
+        cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
+        if cut.shape != np.shape(estimator.cutpoints_) or not np.allclose(
             cut, estimator.cutpoints_, rtol=1e-6, atol=1e-6
         ):
             raise bad(name, "cutpoints_ differ from the cut-points of its tensors")
-
-
-def _plain_tensors(value):
-    """Tensors anywhere in ``value`` (dicts, lists) as numpy arrays."""
-    if torch.is_tensor(value):
-        return value.detach().cpu().numpy()
-    if isinstance(value, dict):
-        return {k: _plain_tensors(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_plain_tensors(v) for v in value)
-    return value
-
-
-def _torch_tensors(value):
-    """The inverse of :func:`_plain_tensors` for an optimizer state."""
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value.copy())
-    if isinstance(value, dict):
-        return {k: _torch_tensors(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_torch_tensors(v) for v in value)
-    return value
-
-
-def fitted_state(estimator, *, optimizer=False):
-    """The fitted state of a CR estimator as plain data and numpy arrays.
-
-    A dict: the format, the class name, the versions, ``params``
-    (``get_params(deep=False)``), ``attributes`` (the fitted ones, not the
-    derived network objects), ``history`` (one row per epoch) and
-    ``tensors`` (``module.*``: the float64 network; ``criterion.*``: the
-    loss's, e.g. ordinal cut-points). With ``optimizer``, also the
-    optimizer's state (Adam's moments), for ``partial_fit`` to continue.
-    """
-    params = estimator.get_params(deep=False)
-    attributes = {
-        name: value
-        for name, value in vars(estimator).items()
-        if name not in params and name not in _DERIVED and name != "_sklearn_version"
-    }
-    tensors = {}
-    for part, module in (
-        ("module", estimator.module_),
-        ("criterion", estimator.net_.criterion_),
-    ):
-        for key, value in module.state_dict().items():
-            tensors[f"{part}.{key}"] = value.detach().cpu().numpy().copy()
-    state = {
-        "format": _FORMAT,
-        "format_version": _FORMAT_VERSION,
-        "estimator": type(estimator).__name__,
-        "versions": _versions(),
-        "params": params,
-        "attributes": attributes,
-        "history": _history_rows(estimator.net_.history),
-        "tensors": tensors,
-    }
-    if optimizer:
-        state["optimizer"] = _plain_tensors(estimator.net_.optimizer_.state_dict())
-    return state
-
-
-def _array_table(tensors):
-    """``{name: (dtype, shape, 0, 0)}`` of numpy arrays, as a file's table reads."""
-    table = {}
-    for key, value in tensors.items():
-        if not isinstance(value, np.ndarray):
-            table[key] = (None, (), 0, 0)
-            continue
-        table[key] = (value.dtype, tuple(value.shape), 0, 0)
-    return table
 
 
 def _state_tensors(state, name):
@@ -891,25 +687,24 @@ def _state_tensors(state, name):
         raw = state.get("tensors")
         if not isinstance(raw, dict):
             raise bad(name, "it holds no tensors")
-        table = _array_table(raw)
-        _check_table(
-            table, _expected_tensors(estimator, plan, table, name, dtype), name
-        )
+        table = {
+            k: (v.dtype, v.shape, 0, 0)
+            if isinstance(v, np.ndarray)
+            else (None, (), 0, 0)
+            for k, v in raw.items()
+        }
+        _check_tensors(estimator, plan, table, name, dtype)
         return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in raw.items()}
 
     return read
 
 
 def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
-    """Check a :func:`fitted_state` and rebuild ``estimator`` from it.
-
-    ``estimator`` is an empty instance of the state's class. Everything is
-    checked before a network is built (see :func:`load_model`).
-    ``read_tensors(estimator, plan, dtype)`` returns the tensors by name
-    once it has checked them against the network the parameters describe;
-    by default, the state's own numpy arrays. Raises a ``ValueError``
-    naming ``name`` on any inconsistency.
-    """
+    """Check a :func:`fitted_state`, all of it before a network is built, and
+    rebuild ``estimator`` (an empty instance of its class) from it; a
+    ``ValueError`` naming ``name`` on any inconsistency. ``read_tensors(estimator,
+    plan, dtype)`` checks the tensors against the network the parameters
+    describe and returns them by name (by default, the state's numpy arrays)."""
     if not isinstance(state, dict):
         raise bad(name, "its state is not a dict")
     version = state.get("format_version")
@@ -920,13 +715,11 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
             f"{name!r} uses model format version {version!r:.40}; this "
             f"cr_sklearn reads versions up to {_FORMAT_VERSION}. Upgrade cr_sklearn."
         )
-    if state.get("estimator") != type(estimator).__name__:
-        raise bad(
-            name,
-            f"it holds a {state.get('estimator')!r:.80}, not a "
-            f"{type(estimator).__name__}",
-        )
     cls = type(estimator)
+    if state.get("estimator") != cls.__name__:
+        raise bad(
+            name, f"it holds a {state.get('estimator')!r:.80}, not a {cls.__name__}"
+        )
     _check_params(estimator, state.get("params"), name)
     attributes = _check_attributes(cls, state.get("attributes"), name)
     if version < 2 and attributes.get("encoding_bins_") is None:
@@ -951,14 +744,16 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
     estimator.device_ = resolve_device(device)
     _resolved_network_params(estimator, name)
     estimator.n_encoded_features_ = getattr(estimator, "n_encoded_features_", None)
-    plan = _plan_of(estimator, name)
+    plan = _plan_of(estimator)
     # Before format 3, the file held the float32 network that trained.
     dtype = torch.float64 if version >= 3 else torch.float32
-    read_tensors = read_tensors or _state_tensors(state, name)
-    tensors = read_tensors(estimator, plan, dtype)
+    tensors = (read_tensors or _state_tensors(state, name))(estimator, plan, dtype)
     _check_member_attributes(estimator, attributes, name)
-    # Building draws initial weights: the caller's random streams stay as
-    # they are.
+    parts = {part: {} for part in MODEL_PARTS}
+    for key, value in tensors.items():
+        part, _, key = key.partition(".")
+        parts[part][key] = value
+    # Building draws initial weights: the caller's random streams are kept.
     with torch.random.fork_rng(devices=[]):
         module = _networks.build(
             plan,
@@ -966,28 +761,16 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
             encoded=estimator.n_encoded_features_,
             n_members=plan.n_members if plan.n_members > 1 else None,
         ).to(estimator.device_)
-    given = {
-        k[len("module.") :]: v for k, v in tensors.items() if k.startswith("module.")
-    }
-    module.load_state_dict(given, strict=True)
-    for p in module.parameters():
-        p.requires_grad_(False)
-    estimator.module_ = module.eval()
-    estimator._plan = plan
-    estimator._built = plan.network_values()
+    module.load_state_dict(parts["module"], strict=True)
+    estimator.module_ = module.requires_grad_(False).eval()
+    estimator._plan, estimator._built = plan, plan.network_values()
     estimator.net_ = rebuild_net(estimator)
-    given = {
-        k[len("criterion.") :]: v
-        for k, v in tensors.items()
-        if k.startswith("criterion.")
-    }
-    estimator.net_.criterion_.load_state_dict(given, strict=True)
+    estimator.net_.criterion_.load_state_dict(parts["criterion"], strict=True)
     estimator.net_.history = History(history)
     if "optimizer" in state:
         try:
-            estimator.net_.optimizer_.load_state_dict(
-                _torch_tensors(state["optimizer"])
-            )
+            optimizer = _convert(state["optimizer"], numpy=False)
+            estimator.net_.optimizer_.load_state_dict(optimizer)
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise bad(name, f"its optimizer state does not fit ({exc})") from None
     _check_loaded(estimator, name)
@@ -1086,54 +869,63 @@ def load_model(path, *, device="cpu"):
     array([0, 1, 2])
     """
     _safetensors()  # the optional dependency, for a clear ImportError
-    name, header, table, data = read_model_file(path)
+    name, header, table, data = _model_file.read_model_file(path)
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or _METADATA_KEY not in metadata:
         raise bad(name, "it has no cr_sklearn metadata")
-    payload_text = metadata[_METADATA_KEY]
-    if not isinstance(payload_text, str) or metadata.get("sha256") != digest(
-        payload_text, data
+    text = metadata[_METADATA_KEY]
+    if not isinstance(text, str) or metadata.get("sha256") != _model_file.digest(
+        text, data
     ):
         raise bad(name, "its SHA-256 digest does not match: it was modified")
     del header, metadata
-    payload = parse_json(payload_text, name, "metadata")
-    del payload_text
+    payload = _model_file.parse_json(text, name, "metadata")
+    del text
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
         raise bad(name, "unknown format")
-    cls = _estimator_class(payload.get("estimator"), name)
-    version = payload.get("format_version")
+    cls_name, estimators = payload.get("estimator"), _estimators()
+    if not isinstance(cls_name, str) or cls_name not in estimators:
+        raise bad(name, f"unknown estimator class {cls_name!r:.80}")
+    cls = estimators[cls_name]
+    version, versions = payload.get("format_version"), payload.get("versions")
     if is_int(version) and 1 <= version <= _FORMAT_VERSION:
-        _check_versions(payload.get("versions"), name)
-    raw_params = payload.get("params")
-    raw_attributes = payload.get("attributes")
-    history = payload.get("history")
+        if not isinstance(versions, dict):
+            raise bad(name, "missing version information")
+        if versions.get("cr_sklearn") != __version__:
+            warnings.warn(
+                f"{name!r} was saved with cr_sklearn "
+                f"{str(versions.get('cr_sklearn')):.40}, this is {__version__}. "
+                "The parameters and weights were checked against this "
+                "version's network, but predictions may differ; refit the "
+                "model if they matter.",
+                UserWarning,
+                stacklevel=2,
+            )
+    state = {"format_version": version, "estimator": cls_name}
+    state["history"] = history = payload.get("history")
     if isinstance(history, list):
         for i, encoded in enumerate(history):
             # Decoded in place, so the encoded and decoded forms of the whole
             # history never coexist in memory.
             history[i] = decode(encoded, name)
-    state = {
-        "format_version": version,
-        "estimator": payload.get("estimator"),
-        "params": None
-        if not isinstance(raw_params, dict)
-        else {k: decode(v, name) for k, v in raw_params.items()},
-        "attributes": None
-        if not isinstance(raw_attributes, dict)
-        else {k: decode(v, name) for k, v in raw_attributes.items()},
-        "history": history,
-    }
+    for part, _ in _PLAIN_PARTS:
+        raw = payload.get(part)
+        state[part] = (
+            {k: decode(v, name) for k, v in raw.items()}
+            if isinstance(raw, dict)
+            else None
+        )
     if isinstance(state["params"], dict) and state["params"].get("callbacks"):
         raise bad(name, "it lists callbacks: callback objects are never loaded")
     del payload
-    estimator = cls.__new__(cls)
 
     def read_tensors(found, plan, dtype):
-        _check_table(table, _expected_tensors(found, plan, table, name, dtype), name)
+        _check_tensors(found, plan, table, name, dtype)
         return {
-            key: tensor_view(data, entry, key, name) for key, entry in table.items()
+            key: _model_file.tensor_view(data, entry, key, name)
+            for key, entry in table.items()
         }
 
     return restore_state(
-        estimator, state, name, device=device, read_tensors=read_tensors
+        cls.__new__(cls), state, name, device=device, read_tensors=read_tensors
     )
