@@ -150,12 +150,10 @@ class PiecewiseLinearEncoder(TransformerMixin, BaseEstimator):
     ----------
     edges_ : list of ndarray or None
         The bin edges of each input column; ``None`` where it passes through.
-    n_features_in_ : int
-        Number of input columns.
+    n_features_in_, n_features_out_ : int
+        Number of input and of output columns.
     feature_names_in_ : ndarray of str
         Input column names, when ``X`` had them.
-    n_features_out_ : int
-        Number of output columns.
 
     See Also
     --------

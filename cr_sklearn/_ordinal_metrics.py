@@ -126,11 +126,9 @@ def _ordinal_classes(estimator):
 class OrdinalScorer:
     """An ordinal metric as an sklearn scorer, computed on label *ranks*.
 
-    Accuracy without ``labels`` compares the labels. The other metrics rank
-    labels in the first order found: ``labels``, the ``classes_`` of a
-    :class:`CROrdinalRegressor` (also in a pipeline or a search), an ordered
-    pandas Categorical ``y``, sorted numbers; string labels with none of these
-    raise a ``ValueError`` (:ref:`ordinal-order`).
+    The order: ``labels``, a :class:`CROrdinalRegressor`'s ``classes_``, an
+    ordered Categorical ``y`` or sorted numbers, else a ``ValueError``
+    (:ref:`ordinal-order`); accuracy without ``labels`` needs none.
 
     Parameters
     ----------

@@ -229,12 +229,10 @@ def _response(estimator, response_method):
 def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=None):
     """Per-sample input-gradient norm of a fitted estimator, one rule for all.
 
-    The norm of sample ``i`` is ``||J_i diag(s)||_F``: ``J_i`` the Jacobian of
-    the output with respect to what the model reads (``X``, or the input of a
-    pipeline's final step), ``s_j`` the standard deviation of column ``j`` in
-    ``X``. CR estimators are differentiated analytically, any other by central
-    finite differences, ``h_j = step * s_j``. The rule, and how searches and
-    meta-estimators are handled, is in :ref:`tau`.
+    ``||J_i diag(s)||_F``: ``J_i`` the Jacobian of the output in what the model
+    reads (a pipeline's final step's input), ``s_j`` column ``j``'s standard
+    deviation; analytic for CR estimators, central differences (``h_j = step *
+    s_j``) for any other. See :ref:`tau`.
 
     Parameters
     ----------
@@ -272,13 +270,6 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
     --------
     cr_sklearn.CRClassifier.input_gradient_norms : The analytic norms, with
         the training standard deviations as the default scale.
-
-    Notes
-    -----
-    Tree ensembles have zero gradient almost everywhere, so their norms depend
-    on ``step``. Differences are taken in float32 when the final step's input
-    is float32 or the model refuses float64; sparse input in dense chunks of
-    rows.
 
     Examples
     --------
@@ -365,11 +356,7 @@ _FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
 
 
 def _finite_difference_norms(function, X, step, scale, names=None):
-    """``||J diag(s)||_F`` per row by central differences, ``h_j = step s_j``.
-
-    Each quotient is divided by the step as rounded; with ``names`` every batch
-    is a DataFrame with those columns.
-    """
+    """``||J diag(s)||_F`` per row by central differences over the rounded steps."""
     is_sparse = sparse.issparse(X)
     if is_sparse:
         fmt = X.format
@@ -480,10 +467,8 @@ class DREGScorer:
         folds prefer ``q=95``, or pool norms across folds (see Notes).
     negate : bool, default=False
         Return ``-tau``, so that greater is better (sklearn's ``neg_``).
-    response_method : str, default="auto"
+    response_method, step : optional
         For non-CR estimators, as in :func:`gradient_norms`.
-    step : float, default=1e-3
-        Relative finite-difference step for non-CR estimators.
 
     Notes
     -----

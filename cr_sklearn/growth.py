@@ -1,10 +1,8 @@
 r"""Function-preserving growth of residual CR networks; see :ref:`growth`.
 
-A residual block inserted with a zero projection ``U`` leaves the network's
-function unchanged, and the norm of the loss gradient with respect to ``U``
-there, the *first-order signal*, says whether the block helps to first
-order. The expansions update ``hidden_layer_sizes`` (the stem width, then
-each block's inner width), so that ``clone`` builds the grown size.
+A block inserted with a zero projection ``U`` leaves the function unchanged;
+the loss gradient's norm at ``U = 0`` (the *first-order signal*) says whether
+it helps. The expansions update ``hidden_layer_sizes`` for ``clone``.
 """
 
 import copy
@@ -59,10 +57,7 @@ def _check_residual(estimator):
 
 
 def _block_seed(estimator, network, kind, index, random_state):
-    """Seed of a new block from the estimator's seed and the site.
-
-    :func:`first_order_signal` measures the block :func:`expand_depth` adds.
-    """
+    """Seed of a new block from the estimator's seed and the site."""
     if random_state is None:
         base = int(getattr(estimator, "_seed", 0))
     else:
@@ -271,11 +266,9 @@ def _estimator_has(attr):
 class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     """Grow a residual CR network block by block, guided by the first-order signal.
 
-    Each step inserts a zero-initialised block where :func:`first_order_signal`
-    is strongest (or widens a block), fine-tunes with ``warm_start`` and keeps
-    the step only if the training loss is no worse. The kept model with the
-    lowest validation loss is the final one; prediction methods delegate to it.
-    See :ref:`growth`.
+    Each step expands where :func:`first_order_signal` is strongest, fine-tunes
+    and is kept if the training loss is no worse; the kept model of lowest
+    validation loss answers the prediction methods (:ref:`growth`).
 
     Parameters
     ----------

@@ -95,10 +95,8 @@ class ActivationDisplay:
 
     Attributes
     ----------
-    ax_, axes_ : ndarray of matplotlib Axes of shape (n_layers, n_columns)
-        The grid of axes (unused cells are switched off).
-    figure_ : matplotlib Figure
-        Figure containing the grid.
+    ax_, axes_, figure_ : ndarray of matplotlib Axes, and their Figure
+        The grid of axes (unused cells off), shape (n_layers, n_columns).
     lines_ : list of list of matplotlib Line2D
         The curve of each neuron shown, per layer.
 
@@ -260,10 +258,8 @@ class GradientNormDisplay:
     ----------
     taus_ : dict of str to float
         tau of each model.
-    ax_ : matplotlib Axes
-        Axes with the histograms.
-    figure_ : matplotlib Figure
-        Figure containing the plot.
+    ax_, figure_ : matplotlib Axes and Figure
+        Axes with the histograms, and their figure.
     patches_ : dict of str to list of matplotlib Patch
         The histogram of each model.
     lines_ : dict of str to tuple of matplotlib Line2D
@@ -459,12 +455,10 @@ class LossCurveDisplay:
 
     Attributes
     ----------
-    ax_ : matplotlib Axes
-        Axes with the losses.
+    ax_, figure_ : matplotlib Axes and Figure
+        Axes with the losses, and their figure.
     score_ax_ : matplotlib Axes or None
         Twin axes with the validation score.
-    figure_ : matplotlib Figure
-        Figure containing the plot.
     lines_ : dict of str to matplotlib Line2D
         Those drawn of ``"train_loss"``, ``"valid_loss"``, ``"penalty"``,
         ``"valid_score"`` and ``"best_epoch"``.

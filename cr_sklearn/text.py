@@ -264,10 +264,8 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Input is a sequence or a one-column table of strings; None, NaN, numbers and
-    bytes raise an error naming their position. The in-memory cache survives
-    :func:`sklearn.base.clone`, holds at most 1 GiB (oldest dropped first) and
-    :meth:`clear_cache` empties it; pickling stores only the parameters.
+    The in-memory cache survives :func:`sklearn.base.clone` and holds at most
+    1 GiB (oldest dropped first); pickling stores only the parameters.
 
     Examples
     --------

@@ -63,11 +63,7 @@ def _check_option(name, value, options):
 
 
 def _table(caller, values, feature_names, target_column, return_X_y, as_frame, **bunch):
-    """The loader's answer for a table whose last column is the int target.
-
-    With ``as_frame``, pandas objects as ``sklearn.datasets`` returns them (an
-    ``is_red`` column as int64).
-    """
+    """The answer for a table whose last column is the int target (``is_red`` int64)."""
     data, target = values[:, :-1], values[:, -1].astype(np.int64)
     frame = None
     if as_frame:
@@ -158,11 +154,8 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     color : {"red", "white", "both"}, default="red"
         Which wines; ``"both"`` stacks red then white and appends an ``is_red``
         column (1 for red).
-    return_X_y : bool, default=False
-        If True, return ``(data, target)`` instead of a Bunch object.
-    as_frame : bool, default=False
-        If True, ``data`` is a pandas DataFrame, ``target`` a Series and
-        ``frame`` a DataFrame of both.
+    return_X_y, as_frame : bool, default=False
+        As in :func:`load_pima`.
 
     Returns
     -------
@@ -229,12 +222,6 @@ def get_data_home(data_home=None):
     -------
     str
         The path of the data folder.
-
-    Examples
-    --------
-    >>> from cr_sklearn.datasets import get_data_home
-    >>> get_data_home("my_data")
-    'my_data'
     """
     if data_home is None:
         data_home = os.environ.get(_ENV_DATA_HOME) or _DEFAULT_DATA_HOME
@@ -242,11 +229,7 @@ def get_data_home(data_home=None):
 
 
 def _read_text_dataset(dataset, data_home, subset, columns, arrays, layout, source):
-    """``(csv path, columns, embeddings)`` of a text dataset's ``subset``.
-
-    ``embeddings()`` reads ``X_<subset>`` and ``arrays`` from the embeddings
-    file, checked against the CSV's labels.
-    """
+    """``(csv path, columns, embeddings())`` of a subset, the embeddings checked."""
     folder = Path(get_data_home(data_home)) / dataset.lower().replace("-", "")
     names = ["X_<subset> (n_samples x 384)", "y_<subset>", *arrays]
     layout += (
@@ -332,13 +315,6 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     See Also
     --------
     load_yelp5 : Load a Yelp review sample rated 1 to 5 stars.
-
-    Examples
-    --------
-    >>> from cr_sklearn.datasets import load_sst5
-    >>> sst = load_sst5(subset="dev", embeddings=True)  # doctest: +SKIP
-    >>> sst.data.shape, len(sst.texts)  # doctest: +SKIP
-    ((1101, 384), 1101)
     """
     _check_option("subset", subset, ("train", "dev", "test"))
     _check_bool("return_X_y", return_X_y)
@@ -391,10 +367,8 @@ def load_yelp5(
         Which split to load.
     balanced : bool, default=False
         If True, keep only the stratified sample (400 reviews per star).
-    return_X_y : bool, default=False
-        If True, return ``(data, target)`` instead of a Bunch object.
-    embeddings : bool, default=False
-        If True, ``data`` is the embedding matrix, not the reviews.
+    return_X_y, embeddings : bool, default=False
+        As in :func:`load_sst5`.
 
     Returns
     -------
@@ -413,13 +387,6 @@ def load_yelp5(
     See Also
     --------
     load_sst5 : Load SST-5 sentences with 5 sentiment classes.
-
-    Examples
-    --------
-    >>> from cr_sklearn.datasets import load_yelp5
-    >>> X, y = load_yelp5(balanced=True, return_X_y=True)  # doctest: +SKIP
-    >>> len(X), sorted(set(y.tolist()))  # doctest: +SKIP
-    (2000, [1, 2, 3, 4, 5])
     """
     _check_option("subset", subset, ("train", "test"))
     _check_bool("balanced", balanced)

@@ -158,12 +158,9 @@ class PiecewiseLinearEncoding(nn.Module):
         return self
 
     def _affine(self, dtype, device):
-        """Each column as one clamped affine map of the inputs (cached).
+        """``(select, shift, lower, upper, slope, tolerance)`` of the columns (cached).
 
-        ``(select, shift, lower, upper, slope, tolerance)``: column ``c`` is
-        ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``, ``slope`` its
-        derivative inside its bin and ``tolerance`` its edges' width. Rebuilt when a
-        buffer changes.
+        Column ``c`` is ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``.
         """
         traced = tracing()
         key = None

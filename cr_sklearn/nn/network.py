@@ -321,10 +321,7 @@ class CRNetwork(BaseCRNetwork):
         return state
 
     def _folded_input_jacobian(self, x):
-        """``input_jacobian(x, mode="reverse")`` from the folded plan, or ``None``.
-
-        Only where nothing records gradients and the network predicts from a plan.
-        """
+        """Reverse-mode ``input_jacobian(x)`` from the folded plan, or ``None``."""
         if self.training or torch.is_grad_enabled():
             return None
         plan = self._folded(x.dtype, x.device)

@@ -365,11 +365,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         return self.output(h)
 
     def _activated(self, layer, act, h, j, stream, need_d, rows=None):
-        """One PolyLayer: ``(phi(z), phi'(z) or None, J)``.
-
-        ``j`` is the incoming Jacobian times the directions, (batch, k, width), or
-        ``None`` for the identity; with ``rows``, for those rows only.
-        """
+        """One PolyLayer: ``(phi(z), phi'(z) or None, J)``; ``j=None``: the identity."""
         a, d = self._activate(
             act, linear(h, layer.weight, layer.bias), stream or need_d
         )

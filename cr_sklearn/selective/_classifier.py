@@ -43,10 +43,7 @@ def _binomial_upper_bound(n_events, n, delta):
 
 
 def _risk_bound(losses, delta, n_levels):
-    """Upper confidence bound (level ``1 - delta``) on the mean of ``losses``.
-
-    For losses in ``{0, ..., n_levels}``: a union bound over ``P(loss >= t)``.
-    """
+    """Level ``1 - delta`` bound on the mean of losses in ``{0..n_levels}`` (union)."""
     n = len(losses)
     return sum(
         _binomial_upper_bound(int(np.sum(losses >= t)), n, delta / n_levels)
@@ -55,11 +52,9 @@ def _risk_bound(losses, delta, n_levels):
 
 
 def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=1):
-    """SGR: ``(threshold, bound)`` of selective risk at most ``target_risk``.
+    """SGR ``(threshold, bound)`` with risk below ``target_risk``, or ``(inf, nan)``.
 
-    Binary search over the sorted ``confidence`` at level ``delta / k``, ``k =
-    ceil(log2(m))`` (Geifman & El-Yaniv, NeurIPS 2017, Algorithm 1); ``(inf,
-    nan)`` when no tested threshold meets the target.
+    Binary search at level ``delta / ceil(log2(m))`` (Geifman & El-Yaniv, 2017).
     """
     m = len(losses)
     order = np.sort(confidence)
@@ -125,14 +120,10 @@ def _estimator_has(attr):
 class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Predict, and say which predictions to trust: a selective classifier.
 
-    A cross-fitted meta-estimator around any classifier (or
-    :class:`~cr_sklearn.CROrdinalRegressor`): the base estimator fitted on
-    ``cv`` folds gives out-of-fold predictions and :func:`confidence_signals`;
-    a combiner learns from those which predictions are right (the
-    :meth:`confidence`, unless a single signal ranks the errors better); with
-    ``target_risk``, selection with guaranteed risk (SGR; Geifman & El-Yaniv,
-    2017) picks the threshold; the base estimator is refitted on all the data.
-    See :ref:`reliability`.
+    Around any classifier: out-of-fold :func:`confidence_signals` train a
+    combiner (:meth:`confidence`), selection with guaranteed risk (Geifman &
+    El-Yaniv, 2017) picks the threshold for ``target_risk``, and the base
+    estimator is refitted on all the data (:ref:`reliability`).
 
     Parameters
     ----------

@@ -76,10 +76,8 @@ class RiskCoverageDisplay:
 
     Attributes
     ----------
-    ax_ : matplotlib Axes
-        Axes with the curves.
-    figure_ : matplotlib Figure
-        Figure containing the axes.
+    ax_, figure_ : matplotlib Axes and Figure
+        Axes with the curves, and their figure.
     line_ : matplotlib Line2D
         The curve of the first signal.
     lines_ : dict of str to matplotlib Line2D

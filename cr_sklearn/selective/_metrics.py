@@ -101,11 +101,7 @@ def _sample_losses(y_true, y_pred, loss="zero_one", labels=None):
 
 
 def _curve(losses, confidence, weight):
-    """``(coverage, loss_share, thresholds)`` at the end of each tie group.
-
-    ``confidence >= thresholds[k]`` keeps ``coverage[k]`` of the weight and
-    ``loss_share[k]`` of the weighted mean loss; zero-weight groups are dropped.
-    """
+    """``(coverage, loss_share, thresholds)`` at the end of each weighted tie group."""
     order = np.argsort(-confidence, kind="stable")
     conf = confidence[order]
     weight = weight[order]

@@ -75,10 +75,8 @@ def make_aurc_scorer(
         Score the excess over the oracle ordering (E-AURC).
     loss : {"auto", "zero_one", "absolute"}, default="auto"
         The per-sample loss; ``"auto"``: ``"absolute"`` for ordinal models.
-    n_passes : int, default=30
-        Forward passes of the ``"mc_dropout"`` signal.
-    random_state : int, RandomState instance or None, default=0
-        Seeds the ``"mc_dropout"`` signal (fixed, so scores are repeatable).
+    n_passes, random_state : optional
+        As in :func:`confidence_signals`; the fixed seed makes scores repeatable.
 
     Returns
     -------

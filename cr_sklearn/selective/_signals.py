@@ -275,10 +275,8 @@ def confidence_signals(
     loss : {"auto", "zero_one", "absolute"}, default="auto"
         The risk the probability signals rank for; ``"auto"``: ``"absolute"``
         for ordinal models, else ``"zero_one"``.
-    n_passes : int, default=30
-        Forward passes of ``"mc_dropout"``.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the dropout masks of ``"mc_dropout"``.
+    n_passes, random_state : optional
+        Forward passes of ``"mc_dropout"`` and the seed of their masks.
 
     Returns
     -------

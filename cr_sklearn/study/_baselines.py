@@ -50,10 +50,7 @@ def _values(X):
 
 
 class _LeafScaledHistGradientBoosting(ClassifierMixin, BaseEstimator):
-    """HistGradientBoosting with a leaf size of ``n_samples // 10`` in [3, 20].
-
-    The default of 20 leaves no split on the rows of a 5% Pima fold.
-    """
+    """HistGradientBoosting with a leaf size of ``n_samples // 10`` in [3, 20]."""
 
     def __init__(self, random_state=None):
         self.random_state = random_state
@@ -108,12 +105,6 @@ def default_baselines(*, random_state=None, n_jobs=1):
     Without the ``xgboost`` extra a HistGradientBoosting classifier with its
     leaf size scaled to the data stands in, named ``"HistGradientBoosting
     (XGBoost stand-in)"``, and a note is logged (logger ``"cr_sklearn.study"``).
-
-    Examples
-    --------
-    >>> from cr_sklearn.study import default_baselines
-    >>> list(default_baselines())[:3]
-    ['LogisticRegression', 'SVC', 'RandomForest']
     """
     baselines = {
         "LogisticRegression": make_pipeline(

@@ -66,10 +66,8 @@ def load_study_dataset(name, target=None, *, as_frame=False):
     Raises
     ------
     ValueError
-        Naming the file and the columns, for a file that cannot be read as
-        UTF-8 CSV, is too large or empty, repeats a column name or lacks
-        ``target``, has missing labels, infinite values or values beyond 1e150,
-        or, without ``as_frame``, text columns or missing values.
+        Naming the file and columns, for a CSV the checks of :ref:`studies`
+        refuse.
 
     Examples
     --------
@@ -223,10 +221,8 @@ def _check_features(X, name, as_frame):
 def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
     """The preprocessing a table's text columns and missing values need.
 
-    A :class:`~sklearn.compose.ColumnTransformer` to fit inside each training
-    fold before every model: text columns one-hot encoded (missing values a
-    category, at most ``max_categories`` columns each), missing numbers imputed
-    with the median plus an indicator column; DataFrame output.
+    A :class:`~sklearn.compose.ColumnTransformer` to fit inside each fold: text
+    one-hot encoded, missing numbers imputed (median and indicator).
 
     Parameters
     ----------

@@ -47,11 +47,6 @@ def check_dependencies(*features, purpose="This study"):
     ------
     ImportError
         Naming every missing package and the ``pip`` command for its extras.
-
-    Examples
-    --------
-    >>> from cr_sklearn.study import check_dependencies
-    >>> check_dependencies("tables", purpose="cr-sklearn study")
     """
     unknown = [f for f in features if f not in FEATURES]
     if unknown:

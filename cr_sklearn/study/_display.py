@@ -66,12 +66,10 @@ def _star(ax, xy, offset, color, **align):
 class StudyDisplay:
     """Score against training fraction per model, and paired differences.
 
-    Left, each model's mean score over the splits per training fraction, the
-    reference in bold black; right, each other model's paired difference to it
-    with the unadjusted interval of :meth:`StudyResult.compare`'s test, ``*``
-    marking the differences significant after the correction. A single fraction
-    is drawn as a row per model. Build it with :meth:`from_result`; see
-    :ref:`study-statistics`.
+    Left, each model's mean score per fraction (the reference in black); right,
+    the paired differences to the reference with :meth:`StudyResult.compare`'s
+    intervals, ``*`` where significant after the correction. Build it with
+    :meth:`from_result` (:ref:`study-statistics`).
 
     Parameters
     ----------
@@ -102,12 +100,10 @@ class StudyDisplay:
 
     Attributes
     ----------
-    ax_ : matplotlib Axes
-        Axes with the scores.
+    ax_, figure_ : matplotlib Axes and Figure
+        Axes with the scores, and their figure.
     diff_ax_ : matplotlib Axes or None
         Axes with the paired differences, when drawn.
-    figure_ : matplotlib Figure
-        Figure containing the plot.
     lines_ : dict of str to matplotlib Line2D
         The mean line of each model.
     errorbars_ : dict of str to matplotlib ErrorbarContainer

@@ -154,10 +154,8 @@ class StudyResult(_Records):
         metric : str, default=None
             The metric; the study's first by default.
         test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-            :func:`corrected_ttest` and :func:`corrected_interval` (``n_train`` the
-            mean subsample size: conservative at small fractions), or
-            :func:`wilcoxon_test` and :func:`wilcoxon_interval`, which assume
-            independent pairs.
+            :func:`corrected_ttest` (``n_train`` the mean subsample size) or
+            :func:`wilcoxon_test`, with their intervals.
         correction : {"holm", "bonferroni"} or None, default="holm"
             Family-wise correction over the whole table, for ``p_adjusted`` and
             ``reject``.
