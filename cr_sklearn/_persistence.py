@@ -41,7 +41,8 @@ _METADATA_KEY = "cr_sklearn"
 _DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
 #: The parts of the state whose tensors define the fitted model.
 MODEL_PARTS = ("module", "criterion")
-# The parts of a state that are plain data, and what an error calls an entry.
+# The parts of a state: its header, and the plain data (what errors call an entry).
+_HEADER = ("format", "format_version", "estimator", "versions")
 _PLAIN_PARTS = (("params", "parameter"), ("attributes", "attribute"))
 
 
@@ -119,17 +120,14 @@ def save_model(estimator, path):
     """Save a fitted CR estimator to a file that is safe to load.
 
     The file is a `safetensors <https://huggingface.co/docs/safetensors>`_
-    file: the network's tensors as raw arrays, and in its metadata a JSON
-    document with the estimator's class, parameters (``get_params()``),
-    fitted attributes, training history, a format version, the versions of
-    cr_sklearn, scikit-learn, torch and numpy that wrote it, and a SHA-256
-    digest of the content. Loading it (:func:`load_model`) executes no code
-    from the file, unlike pickle or joblib.
-
-    The optimizer's state (Adam moments) is not saved: ``warm_start`` or
-    ``partial_fit`` after loading continue from the saved weights with a
-    fresh optimizer. The training history keeps one row per epoch; the
-    per-batch entries of skorch's history are not saved.
+    file: the network's tensors as raw arrays and, in its metadata, a JSON
+    document of the estimator's class, parameters (``get_params()``), fitted
+    attributes, training history (one row per epoch, without skorch's
+    per-batch entries), a format version, the versions of cr_sklearn,
+    scikit-learn, torch and numpy that wrote it, and a SHA-256 digest of the
+    content. The optimizer's state (Adam moments) is not saved:
+    ``warm_start`` or ``partial_fit`` after loading continue from the saved
+    weights with a fresh optimizer.
 
     Parameters
     ----------
@@ -159,7 +157,7 @@ def save_model(estimator, path):
 
     See Also
     --------
-    load_model : Load the file back.
+    load_model : Load the file back, executing no code (unlike pickle, joblib).
 
     Examples
     --------
@@ -196,9 +194,7 @@ def save_model(estimator, path):
         )
     check_is_fitted(estimator, "module_")
     state = fitted_state(estimator)
-    payload = {
-        k: state[k] for k in ("format", "format_version", "estimator", "versions")
-    }
+    payload = {k: state[k] for k in _HEADER}
     for part, what in _PLAIN_PARTS:
         payload[part] = {k: encode(v, f"{what} {k}") for k, v in state[part].items()}
     payload["history"] = encode(state["history"], "net_.history")
@@ -819,10 +815,9 @@ def load_model(path, *, device="cpu"):
     Raises
     ------
     ValueError
-        If the file is not a cr_sklearn model file, was modified or
-        truncated, has a newer format version, names an unknown estimator,
-        or holds invalid parameters, attributes or tensors. Every malformed
-        input raises this (a subclass of it), never another exception type.
+        If a check above fails (the file is modified or truncated, names an
+        unknown estimator, ...) or its format version is newer: every
+        malformed input raises this (a subclass of it), never another type.
     OSError
         If ``path`` cannot be opened (e.g. it does not exist).
 
@@ -849,9 +844,9 @@ def load_model(path, *, device="cpu"):
     the tensors in the file is ever built).
 
     The digest detects corruption and careless edits, not a deliberate
-    forgery (anyone can recompute it). What makes loading safe is the
-    format and the checks: plain data is read and checked, nothing is
-    executed, and nothing is sized by a claim the file cannot back.
+    forgery (anyone can recompute it): loading is safe by the format and
+    the checks, which read plain data only and size nothing by a claim the
+    file cannot back.
 
     Examples
     --------
