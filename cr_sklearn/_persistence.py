@@ -5,8 +5,10 @@ them through ``__getstate__``/``__setstate__``), and safe files of it."""
 import dataclasses
 import json
 import math
+import numbers
 import os
 import struct
+import sys
 import warnings
 from operator import itemgetter
 
@@ -234,6 +236,14 @@ def save_model(estimator, path):
 
 
 # -- the checks of a state: checkers(value, what, file name, **options) ---------
+def _finite(value):
+    """Whether the number ``value`` is a finite float; an integer beyond their
+    range is not (compared, not converted: no OverflowError)."""
+    if isinstance(value, numbers.Rational):
+        return abs(value) <= sys.float_info.max
+    return math.isfinite(value)
+
+
 def _int(value, what, name, low=0, high=None):
     if not is_int(value) or value < low or (high is not None and value > high):
         bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
@@ -243,7 +253,7 @@ def _int(value, what, name, low=0, high=None):
 
 def _float(value, what, name, low=-math.inf, high=math.inf, *, below=False):
     """A finite number in ``[low, high]`` (``[low, high)`` with ``below``)."""
-    if not is_real(value) or not math.isfinite(value):
+    if not is_real(value) or not _finite(value):
         raise bad(name, f"{what} must be a finite number, got {value!r:.40}")
     if not low <= value <= high or (below and value == high):
         end = ")" if below or high == math.inf else "]"
@@ -254,9 +264,12 @@ def _float(value, what, name, low=-math.inf, high=math.inf, *, below=False):
 def _float_list(value, what, name, *, finite):
     if not (isinstance(value, list) and all(is_real(v) for v in value)):
         raise bad(name, f"{what} must be a list of numbers")
-    if finite and not all(math.isfinite(v) for v in value):
+    if finite and not all(map(_finite, value)):
         raise bad(name, f"{what} holds non-finite values")
-    return [float(v) for v in value]
+    try:
+        return [float(v) for v in value]
+    except OverflowError:
+        raise bad(name, f"{what} holds numbers beyond the range of floats") from None
 
 
 def _floats(value, what, name, shape, *, positive=False, nonnegative=False, order=""):
@@ -303,7 +316,7 @@ def _feature_names(value, what, name, n_features):
 
 
 def _one_of(value, what, name, choices):
-    if value not in choices:
+    if not (isinstance(value, str) and value in choices):  # never compares an array
         raise bad(name, f"{what} must be one of {choices}")
     return value
 
@@ -333,7 +346,7 @@ def _check_classes(value, cls, name):
             raise bad(name, "classes_ mixes strings and numbers")
     if kind == "f" or kind == "O":
         numbers_ = [v for v in value if not isinstance(v, str)]
-        if numbers_ and not np.isfinite(np.asarray(numbers_, dtype=float)).all():
+        if not all(map(_finite, numbers_)):
             raise bad(name, "classes_ holds non-finite labels")
     try:
         unique = np.unique(value)
@@ -541,7 +554,7 @@ def _check_params(estimator, params, name):
     try:
         estimator._validate_params()
         hidden_sizes(estimator.hidden_layer_sizes)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
 
 
@@ -570,20 +583,23 @@ def _resolved_network_params(estimator, name):
         )
 
 
-def _plan_of(estimator):
+def _plan_of(estimator, name):
     """The plan of the network the parameters and attributes describe."""
     with warnings.catch_warnings():
         # What a fit would warn about was said when it ran.
         warnings.simplefilter("ignore")
-        plan = resolve_plan(
-            estimator.get_params(deep=False),
-            1000,
-            estimator.n_features_in_,
-            estimator._n_outputs(),
-            device=estimator.device_,
-            incremental=False,
-            widest_fixed=estimator._auto_fixed_budget_max_features,
-        )
+        try:
+            plan = resolve_plan(
+                estimator.get_params(deep=False),
+                1000,
+                estimator.n_features_in_,
+                estimator._n_outputs(),
+                device=estimator.device_,
+                incremental=False,
+                widest_fixed=estimator._auto_fixed_budget_max_features,
+            )
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise bad(name, f"invalid parameters ({exc})") from None
     return dataclasses.replace(
         plan,
         encoding_bins=estimator.encoding_bins_,
@@ -735,12 +751,12 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
         setattr(estimator, key, value)
     try:
         class_weight_of(estimator, np.zeros(0, dtype=int))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
     estimator.device_ = resolve_device(device)
     _resolved_network_params(estimator, name)
     estimator.n_encoded_features_ = getattr(estimator, "n_encoded_features_", None)
-    plan = _plan_of(estimator)
+    plan = _plan_of(estimator, name)
     # Before format 3, the file held the float32 network that trained.
     dtype = torch.float64 if version >= 3 else torch.float32
     tensors = (read_tensors or _state_tensors(state, name))(estimator, plan, dtype)
