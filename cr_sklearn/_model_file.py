@@ -85,11 +85,10 @@ def encode(value, where):
         return value
     if isinstance(value, np.generic) and value.dtype.kind in _SCALAR_KINDS:
         return {"__type__": "scalar", "dtype": value.dtype.str, "value": value.item()}
-    if isinstance(value, list | tuple):
-        items = [encode(v, where) for v in value]
-        return (
-            items if isinstance(value, list) else {"__type__": "tuple", "items": items}
-        )
+    if isinstance(value, tuple):
+        return {"__type__": "tuple", "items": [encode(v, where) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, where) for v in value]
     if isinstance(value, dict):
         items = [[encode(k, where), encode(v, where)] for k, v in value.items()]
         return {"__type__": "dict", "items": items}
