@@ -445,6 +445,9 @@ def parse_candidate(text):
 #: A candidate parameter: a ``PiecewiseLinearEncoder`` with this many bins in
 #: front of the CR estimator (a pipeline).
 ENCODE_BINS = "encode_bins"
+#: A candidate parameter: a rule set of ``rules.py`` that chooses parameters
+#: from each training fold's shape.
+RULES = "rules"
 
 
 def build_cr(estimator, params, seed):
@@ -454,17 +457,23 @@ def build_cr(estimator, params, seed):
     ----------
     estimator : type
     params : dict
-        Its parameters, and optionally :data:`ENCODE_BINS`.
+        Its parameters, and optionally :data:`ENCODE_BINS` or :data:`RULES`.
     seed : int
 
     Returns
     -------
-    model : estimator or Pipeline
-        With :data:`ENCODE_BINS`, the encoder and the estimator.
+    model : estimator, Pipeline or rules.ShapeRules
+        With :data:`ENCODE_BINS`, the encoder and the estimator; with
+        :data:`RULES`, the estimator under its rule set.
     """
     params = dict(params)
     bins = params.pop(ENCODE_BINS, None)
+    rules = params.pop(RULES, None)
     model = estimator(random_state=seed, n_threads=1, **params)
+    if rules is not None:
+        from rules import ShapeRules
+
+        return ShapeRules(model, rules)
     if bins is None:
         return model
     from sklearn.pipeline import make_pipeline
@@ -476,6 +485,8 @@ def build_cr(estimator, params, seed):
 
 def cr_network(model):
     """``(network, inputs)``: the CR step of ``model`` and the map to its inputs."""
+    if hasattr(model, "rules"):
+        return getattr(model, "estimator_", model.estimator), lambda Z: Z
     if hasattr(model, "steps"):
         return model[-1], model[:-1].transform
     return model, lambda Z: Z

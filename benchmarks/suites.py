@@ -106,7 +106,9 @@ def score_classifier(spec, model, Z_test, y_test):
     if hasattr(model, "predict_proba"):
         loss = log_loss(y_test, model.predict_proba(Z_test), labels=model.classes_)
     if spec.is_cr:
-        tau = gradient_tail_ratio(gradient_norms(model, Z_test))
+        # A rule set's fitted estimator, or the model (a pipeline's steps too).
+        network = getattr(model, "estimator_", model)
+        tau = gradient_tail_ratio(gradient_norms(network, Z_test))
     return {
         "accuracy": float(accuracy_score(y_test, pred)),
         "log_loss": float(loss),

@@ -1,0 +1,91 @@
+"""Candidate rule sets: CR settings as functions of the data's shape.
+
+A rule set maps what a fit sees (``n`` training rows, ``d`` columns, ``k``
+classes) to CR parameters. Every set is written here and committed before it
+runs, on the tuning half first::
+
+    python benchmarks/run.py suite --split tune --candidate 'A={"rules": "A"}'
+
+A set that the adoption rule keeps moves into ``cr_sklearn/_plan.py`` as the
+``"auto"`` rules, and this file keeps the rounds that did not (their verdicts
+are in ``DECISIONS.md``).
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+
+# -- round A (written before it ran) --------------------------------------------
+# Probes on one split of the tuning half's tables of 2,000 rows or more
+# (results not kept) showed more encoding bins helping where the fit stops on
+# a hold-out set (training folds of 2,000 rows or more: wine_white_binary,
+# doctoraus, benefits, verbagg) and hurting under the fixed budget of smaller
+# folds (schooling, workinghours, tobacco, mid); wider layers, no penalty and
+# a weaker penalty did not help on these few-class tables.
+
+
+def bins_a(n, d):
+    """4 bins below 2,000 rows, 16 from there; no encoding above 100 columns."""
+    if d > 100:
+        return None
+    return 4 if n < 2000 else 16
+
+
+def width_a(k):
+    """8 units per class in powers of two, between 64 and 256."""
+    width = 64
+    while width < 8 * k and width < 256:
+        width *= 2
+    return width
+
+
+def rules_a(n, d, k):
+    """Bins by rows (:func:`bins_a`), width by classes (:func:`width_a`)."""
+    width = width_a(k)
+    return {"encoding_bins": bins_a(n, d), "hidden_layer_sizes": (width, width)}
+
+
+def rules_a4(n, d, k):
+    """Round A, the stream on 4 random directions above 4 columns (speed)."""
+    return {**rules_a(n, d, k), "n_projections": 4 if d > 4 else "exact"}
+
+
+def rules_b(n, d, k):
+    """Round A, and 4 cross-fitted members from 2,000 rows on."""
+    return {**rules_a(n, d, k), "n_members": 4 if n >= 2000 else 1}
+
+
+RULES = {"A": rules_a, "A4": rules_a4, "B": rules_b}
+
+
+class ShapeRules(ClassifierMixin, BaseEstimator):
+    """A CR estimator whose parameters a rule set chooses from the data's shape.
+
+    Parameters
+    ----------
+    estimator : CR estimator
+        Its other parameters are kept.
+    rules : str
+        A key of :data:`RULES`.
+    """
+
+    def __init__(self, estimator, rules):
+        self.estimator = estimator
+        self.rules = rules
+
+    def fit(self, X, y):
+        """Fit the estimator with the rule set's parameters for ``X``, ``y``."""
+        n, d = np.shape(X)
+        k = len(np.unique(y))
+        self.params_ = RULES[self.rules](n, d, k)
+        self.estimator_ = clone(self.estimator).set_params(**self.params_)
+        self.estimator_.fit(X, y)
+        self.classes_ = self.estimator_.classes_
+        return self
+
+    def predict(self, X):
+        """The estimator's predictions."""
+        return self.estimator_.predict(X)
+
+    def predict_proba(self, X):
+        """The estimator's probabilities."""
+        return self.estimator_.predict_proba(X)
