@@ -80,8 +80,9 @@ def training_layers(network, dtype):
     state = layers.state_dict()
     for key, value in network.state_dict().items():
         if not _is_transform(key):
-            state[key] = value.to(dtype)
-    layers.load_state_dict(state)
+            state[key] = value.to(dtype, copy=True)
+    # Assigned, not copied in: the freshly drawn weights are freed at once.
+    layers.load_state_dict(state, assign=True)
     return layers
 
 

@@ -772,8 +772,15 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
             estimator.n_features_in_,
             encoded=estimator.n_encoded_features_,
             n_members=plan.n_members if plan.n_members > 1 else None,
-        ).to(estimator.device_)
-    module.load_state_dict(parts["module"], strict=True)
+        )
+    # The state's tensors become the network's (no second copy of the
+    # weights); a format before 3 holds float32 ones.
+    given = {
+        k: v.double() if v.is_floating_point() else v
+        for k, v in parts["module"].items()
+    }
+    module.load_state_dict(given, strict=True, assign=True)
+    module = module.to(estimator.device_)
     estimator.module_ = module.requires_grad_(False).eval()
     estimator._plan, estimator._built = plan, plan.network_values()
     estimator.net_ = rebuild_net(estimator)

@@ -250,6 +250,13 @@ CLF_ATTRIBUTE_FORGERIES = {
     "huge-width-string": _attr(
         "classes_", _array("<U999999", [f"c{i}" for i in range(400)])
     ),
+    # Numbers beyond float range and arrays where a string belongs: the
+    # file's ValueError, not an OverflowError or numpy's truth-value error.
+    "grad-mean-beyond-float": _attr("gradient_norm_mean_", 10**400),
+    "classes-beyond-float": _attr("classes_", _array("O", [0, 10**400, 2])),
+    "tol-beyond-float": _param("tol", 10**400),
+    "path-an-array": _attr("_prediction_path", _array("<U6", ["folded", "folded"])),
+    "stopping-an-array": _attr("early_stopping_", _array("<U3", ["off", "off"])),
 }
 
 ORDINAL_ATTRIBUTE_FORGERIES = {
@@ -580,6 +587,10 @@ def test_memory_bombs_cost_at_most_three_times_their_size(models, tmp_path):
     for name, data in bombs.items():
         (tmp_path / name).write_bytes(data)
     (tmp_path / "valid").write_bytes(blob)
+    # A large valid model: its own tensors, with no slack for start-up.
+    X, y = models["clf"][2], models["clf"][0].predict(models["clf"][2])
+    large = CRClassifier((2048, 2048), max_iter=1, random_state=0).fit(X, y)
+    save_model(large, tmp_path / "large-valid")
     # Files that are not what they claim: read nothing, or only the header.
     with open(tmp_path / "1GiB-file", "wb") as f:
         f.write(blob)
@@ -609,6 +620,10 @@ def test_memory_bombs_cost_at_most_three_times_their_size(models, tmp_path):
         )
         assert growth < 50 * 2**20 + 3 * size, (name, growth / 2**20)
     assert results["valid"][0] == "loaded"
+    outcome, growth = results["large-valid"]
+    size = os.path.getsize(tmp_path / "large-valid")
+    assert outcome == "loaded" and size > 30 * 2**20
+    assert growth < 3.25 * size, growth / size  # "about three times"
     print(
         {
             k: (o, round(g / 2**20, 1), round(n / 2**20, 2))
