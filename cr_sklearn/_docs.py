@@ -43,17 +43,15 @@ dreg_lambda : float
     Strength of the DREG penalty: the training loss is the data loss
     plus ``dreg_lambda`` times the penalty.
 n_projections : "auto", "exact" or int
-    How the stream is carried: ``"exact"`` carries the full Jacobian
-    (cost grows with ``n_features``), an int ``k`` carries ``k`` random
-    directions (an unbiased estimate of the squared norm); a ``k``
-    above ``n_features`` is capped, with a warning: the exact stream is
-    used (as cheap, and exact). ``"auto"`` is exact up to 32 features
-    and 4 directions above.
+    How the stream is carried: ``"exact"``, the full Jacobian (its cost
+    grows with the columns); an int ``k``, ``k`` random directions (an
+    unbiased estimate of the squared norm; above the columns, the exact
+    stream, with a warning). ``"auto"``: exact up to 32 columns, 4
+    directions above.
 stream_rows : int or None
-    Rows of each training batch that carry the Jacobian stream of
-    ``dreg="stream"``: a uniformly random subset drawn per step, so the
-    penalty is an unbiased estimate of its batch mean at a fraction of
-    the stream's cost. ``None`` carries every row.
+    Rows of each batch, drawn at random per step, that carry the stream of
+    ``dreg="stream"`` (an unbiased estimate of the batch's penalty);
+    ``None``: every row.
 max_iter : int or "auto"
     Maximum number of epochs (the number of epochs when
     early stopping is off). ``"auto"`` is 100 epochs, or with
@@ -62,38 +60,24 @@ max_iter : int or "auto"
 batch_size : int or "auto"
     Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
 learning_rate_init : float or "auto"
-    Adam(W) learning rate. ``"auto"`` is ``1e-3 * max(1, batch / 200)``:
-    a larger batch takes fewer, proportionally larger steps per epoch
-    (the linear scaling rule). With ``batch_size=n_samples`` it is a fast
-    path for small data (see the user guide's training page).
+    Adam(W) learning rate; ``"auto"`` is ``1e-3 * max(1, batch / 200)``
+    (the linear scaling rule).
 beta_1 : float
-    Adam(W)'s decay rate of its first-moment (mean gradient) estimate,
-    in ``[0, 1)``, as in :class:`~sklearn.neural_network.MLPClassifier`.
+    Adam(W)'s decay rate of its first-moment estimate, in ``[0, 1)``.
 beta_2 : float
-    Adam(W)'s decay rate of its second-moment (squared gradient)
-    estimate, in ``[0, 1)``. Lower values (RealMLP's default is one)
-    adapt the step sizes to recent gradients faster.
+    Adam(W)'s decay rate of its second-moment estimate, in ``[0, 1)``.
 early_stopping : bool, "auto" or "cv"
-    ``"auto"`` enables early stopping when ``fit`` gets at least 2,000
-    samples and trains the full ``max_iter`` epochs below that. ``True``:
-    hold out ``validation_fraction`` of the training data (stratified),
-    stop when the validation loss stops improving and restore the best
-    epoch's weights. ``"cv"``: choose the number of epochs by internal
-    3-fold cross-validation (the epoch of least pooled out-of-fold loss,
-    the folds training as the members of one batched fit as with
-    ``n_members``, each starting from the network the fit starts from,
-    with a patience of at least 50 optimizer steps), then train on
-    all samples for that many epochs (the resolved mode is
-    ``early_stopping_``). With ``n_members > 1``, every value but
-    ``False`` chooses each member's epoch on its own fold (see
-    ``n_members``). With early stopping on, a best epoch among the
-    last ``n_iter_no_change`` of ``max_iter_`` (the validation loss was
-    still improving) raises a
+    ``True``: hold out ``validation_fraction`` of the rows (stratified),
+    stop when the validation loss stops improving and keep the best
+    epoch's weights. ``"auto"``: the same from 2,000 rows on, ``max_iter``
+    epochs below. ``"cv"``: the epoch count of least pooled out-of-fold
+    loss over 3 internal folds (trained as members, see ``n_members``),
+    then one network on every row. The mode used is ``early_stopping_``;
+    a best epoch among the last ``n_iter_no_change`` raises a
     :class:`~sklearn.exceptions.ConvergenceWarning`.
 validation_fraction : float
-    Fraction held out for early stopping. A fraction that leaves no
-    validation row, or fewer training rows than classes, raises a
-    ``ValueError``.
+    Fraction held out for early stopping; one that leaves no validation
+    row, or fewer training rows than classes, raises a ``ValueError``.
 n_iter_no_change : int
     Epochs without improvement of more than ``tol`` (relative) before
     stopping.
@@ -101,14 +85,12 @@ tol : float
     Relative improvement threshold for early stopping.
 class_weight : dict, "balanced" or None
     Weights of the classes in the loss, as in
-    :class:`~sklearn.linear_model.LogisticRegression`: finite numbers
-    >= 0 (0 leaves a class out of the loss); classes missing from the
-    dict weigh 1, and keys that are not classes raise a ``ValueError``.
+    :class:`~sklearn.linear_model.LogisticRegression` (finite, >= 0;
+    missing classes weigh 1; keys that are not classes raise).
 dropout : float or "auto"
-    Dropout probability after each activated layer (training only; the
-    stream then carries the Jacobian of the thinned network). ``"auto"``:
-    0.3 with an input encoding (see ``encoding_bins``), else 0.1. The
-    value used is ``dropout_``.
+    Dropout probability after each activated layer (training only);
+    ``"auto"``: 0.3 with an input encoding, else 0.1. The value used is
+    ``dropout_``.
 weight_decay : float
     Decoupled weight decay (AdamW) on the weight matrices.
 spectral_norm : bool
@@ -117,100 +99,55 @@ igpen_lambda : float
     Strength of the input-gradient penalty computed by double
     backpropagation (a baseline regulariser for comparisons with DREG).
 standardize : bool
-    Standardise features inside the network with the training mean and
-    standard deviation. Jacobians are still reported with respect to the
-    raw ``X``.
+    Standardise the features inside the network (training mean and
+    standard deviation); Jacobians stay with respect to ``X``.
 encoding_bins : int, "auto" or None
-    With an int (at least 2), every standardised column with more than two
-    distinct training values is encoded inside the network as ramps through
-    ``encoding_bins`` quantile bins of the training rows (as
-    :class:`PiecewiseLinearEncoder`), each ramp standardised; binary and
-    constant columns pass through. The bins are fitted by the fit that
-    builds the network and kept under ``warm_start`` and
-    :meth:`partial_fit`. DREG's stream then differentiates by the encoded
-    columns (the encoding acts as fixed features), while :meth:`jacobian`,
-    :meth:`input_gradient_norms` and tau are taken with respect to ``X``,
-    through the encoding; :meth:`input_sensitivity` alone reads the
-    encoded columns (its docstring says why). ``"auto"``:
-    4 bins when ``X`` has at most 100 columns, no encoding above (sentence
-    embeddings, for instance); the user guide's page on the defaults has
-    the measurements. ``None``: no encoding. The value used is
-    ``encoding_bins_``. Bins the training rows cannot tell apart are
-    dropped, with a warning, as in :class:`PiecewiseLinearEncoder`: a
-    column gets at most an edge on every distinct value.
+    Encode every column with more than two distinct values inside the
+    network as standardised ramps through this many quantile bins of the
+    training rows (as :class:`PiecewiseLinearEncoder`; bins the rows cannot
+    tell apart are dropped, with a warning). DREG's stream differentiates
+    by the encoded columns; :meth:`jacobian` and tau by ``X``. ``"auto"``:
+    4 bins up to 100 columns, none above; ``None``: no encoding. The value
+    used is ``encoding_bins_``.
 dtype : {"float32", "float64"}
-    The dtype the network's layers train in. The input transform
-    (standardisation and encoding) is fitted and applied in float64
-    either way, and predictions are computed in float64 from the
-    trained weights: they are the trained function to float32
-    rounding, checked at the end of every fit on up to 1,000 training
-    rows (see the user guide's page on the network). ``"float64"``
-    trains at about half the speed; its fits do not depend on the order
-    of the rows within a batch, so a sample weight of ``k`` equals ``k``
-    repeated rows to float64 rounding (scikit-learn's
-    ``check_sample_weight_equivalence_on_dense_data`` passes with it,
-    without dropout and with the exact stream).
+    The dtype the layers train in. The input transform and predictions run
+    in float64 from the trained weights either way (checked against the
+    training forward at the end of every fit). ``"float64"`` trains at
+    about half the speed, and a sample weight of ``k`` then equals ``k``
+    repeated rows.
 n_threads : int, "auto" or None
-    Torch threads used while fitting (restored afterwards), at most the
-    CPUs the process may use (more are clamped, with a warning).
-    ``"auto"``: one thread unless a training step's arithmetic (batch
-    rows times the network's weights) is large enough for more to pay,
-    then at most four; small networks lose time to a second thread, and
-    lose much more when the cores are shared (a grid search with
-    ``n_jobs``, a laptop, CI). It depends on the data's shape and the
-    usable CPUs only, so seeded fits stay reproducible. ``None`` leaves
-    torch's setting. Prediction uses torch's setting.
+    Torch threads while fitting (restored afterwards, clamped to the usable
+    CPUs). ``"auto"``: one unless a step's arithmetic is large enough for
+    more (at most four), from the data's shape only, so seeded fits stay
+    reproducible. ``None``: torch's setting.
 random_state : int, RandomState instance or None
-    Seeds initialisation, shuffling, validation split, dropout and
-    projections. Fits with the same seed give identical predictions.
+    Seeds initialisation, shuffling, the validation split, dropout and the
+    projections: the same seed gives the same predictions.
 device : str
-    ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``. On CPU, fits with
-    the same ``random_state`` and torch thread count are bit-identical.
-    On CUDA they are not guaranteed to be (cuBLAS may choose
-    non-deterministic kernels: set ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
-    and ``torch.use_deterministic_algorithms(True)`` to require
-    determinism), and they differ from CPU fits in the last bits.
+    ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``. Seeded CPU fits are
+    bit-identical at the same thread count; CUDA fits are not guaranteed to
+    be (see the user guide's training page).
 verbose : int
-    1 prints a table per epoch (losses, validation score, and the
-    penalty before scaling by ``dreg_lambda``), in colour only on a
-    terminal or in a notebook; 2 adds a per-batch progress bar naming
-    the epoch.
+    1: a table per epoch (losses, validation score, the unscaled penalty);
+    2: also a progress bar per batch.
 warm_start : bool
-    Continue training the fitted network on the next ``fit``: the
-    weights and the history carry over, the optimizer starts afresh (as
-    in :class:`~sklearn.neural_network.MLPClassifier`), and every other
-    parameter is read anew. Parameters that define the network cannot
-    change (see :meth:`partial_fit`).
+    Continue training the fitted network on the next ``fit`` (weights and
+    history carry over, the optimizer starts afresh); parameters that
+    define the network cannot change.
 callbacks : list of skorch callbacks or (name, callback) tuples
     Extra skorch callbacks (instances or classes); any other entry
     raises a ``TypeError`` naming it.
 n_members : int
-    ``1``: one network. ``k > 1``: a cross-fitted ensemble of ``k`` members
-    trained as one batched network. The rows are split into ``k``
-    stratified folds (plain folds when a class has fewer than ``k`` rows;
-    fewer than ``k`` rows raise a ``ValueError``), and member ``m`` trains
-    on the rows outside fold ``m``. Unless ``early_stopping`` is ``False``,
-    each member keeps the parameters of its best epoch on its own fold, its
-    out-of-fold rows (``early_stopping_`` is ``"cv"``, with the patience
-    and the ``max_iter="auto"`` budget of ``early_stopping="cv"``;
-    ``validation_fraction`` is not used); with ``False`` every member
-    trains ``max_iter`` epochs. This is the mechanism of
-    ``early_stopping="cv"``, whose folds train the same way: ``"cv"`` keeps
-    only their epoch count and refits one network on all rows, while
-    ``n_members > 1`` keeps the members as the model, with no refit.
-    :meth:`predict_proba` averages the members' probabilities
-    (:meth:`decision_function` is their logit, or their logarithm with more
-    than two classes). ``partial_fit`` is not available, and ``warm_start``
-    and :class:`~cr_sklearn.DepthGrowth` raise a ``ValueError``: the folds
-    belong to the data of one ``fit``. ``igpen_lambda`` must be 0.
+    ``k > 1``: a cross-fitted ensemble of ``k`` members trained as one
+    batched network, member ``m`` on the rows outside stratified fold
+    ``m``, each keeping its best epoch on its own fold (unless
+    ``early_stopping=False``). :meth:`predict_proba` averages the members'
+    probabilities. ``partial_fit``, ``warm_start`` and
+    :class:`~cr_sklearn.DepthGrowth` are not available with members, and
+    ``igpen_lambda`` must be 0.
 oob_score : bool
-    With ``n_members > 1``, set ``oob_decision_function_`` and
-    ``oob_score_`` from the out-of-fold predictions (as
-    :class:`~sklearn.ensemble.RandomForestClassifier`'s). Each row is
-    out of fold for exactly one member, so every row gets one honest
-    prediction; the estimate is optimistic where the members also chose
-    their stopping epoch on those rows. ``True`` with ``n_members=1``
-    raises a ``ValueError``.
+    With ``n_members > 1``, set ``oob_decision_function_`` and ``oob_score_``
+    from each row's prediction by the member that did not train on it.
 """
 
 ATTRIBUTES = r"""

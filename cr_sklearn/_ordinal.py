@@ -116,66 +116,22 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     dreg_lambda : float, default=10**-2.5
         Strength of the DREG penalty.
     early_stopping : bool, "auto" or "cv", default="auto"
-        ``True``: hold out ``validation_fraction`` of the training data
-        (stratified), stop when the validation loss stops improving and
-        restore the best epoch's weights. ``"auto"``: the same from 2,000
-        samples on, and at any size on inputs of more than 100 columns
-        (sentence embeddings, where a fixed budget overfits); ``max_iter``
-        epochs on all samples otherwise. ``"cv"``:
-        choose the number of epochs by internal 3-fold cross-validation
-        (the epoch of least pooled out-of-fold loss, the folds training as
-        the members of one batched fit as with ``n_members``, each starting
-        from the network the fit starts from, with a patience of at least
-        50 optimizer steps), then train on all samples for that many epochs
-        (the resolved mode is ``early_stopping_``). With ``n_members > 1``,
-        every value but ``False`` chooses each member's epoch on its own
-        fold (see ``n_members``).
+        As :class:`CRClassifier`'s, with ``"auto"`` holding out a validation
+        set also below 2,000 rows on inputs of more than 100 columns
+        (sentence embeddings, where a fixed budget overfits).
     dropout : float or "auto", default=0.0
-        Dropout probability after each activated layer. ``"auto"``: 0.3
-        with an input encoding (see ``encoding_bins``), else 0.1. The value
-        used is ``dropout_``.
+        Dropout probability after each activated layer; ``"auto"``: 0.3
+        with an input encoding, else 0.1. The value used is ``dropout_``.
     encoding_bins : int, "auto" or None, default=None
-        With an int (at least 2), every standardised column with more than two
-        distinct training values is encoded inside the network as ramps through
-        ``encoding_bins`` quantile bins of the training rows (as
-        :class:`PiecewiseLinearEncoder`), each ramp standardised; binary and
-        constant columns pass through. The bins are fitted by the fit that
-        builds the network and kept under ``warm_start`` and
-        :meth:`partial_fit`. DREG's stream then differentiates by the encoded
-        columns (the encoding acts as fixed features), while :meth:`jacobian`,
-        :meth:`input_gradient_norms` and tau are taken with respect to ``X``,
-        through the encoding; :meth:`input_sensitivity` alone reads the
-        encoded columns (its docstring says why). ``"auto"``:
-        4 bins when ``X`` has at most 100 columns, no encoding above (sentence
-        embeddings, for instance); not the default here, where the encoding did
-        not help on the ordinal suite's tuning half. ``None``: no encoding. The
-        value used is ``encoding_bins_``. Bins the training rows cannot tell
-        apart are dropped, with a warning, as in :class:`PiecewiseLinearEncoder`:
-        a column gets at most an edge on every distinct value.
+        As :class:`CRClassifier`'s; not encoded by default (the encoding did
+        not help on the ordinal suite's tuning half).
     dtype : {"float32", "float64"}, default="float32"
-        The dtype the network's layers train in; the input transform and
-        predictions run in float64 either way (see
-        :class:`CRClassifier`).
+        The dtype the layers train in; the input transform and predictions
+        run in float64 either way (see :class:`CRClassifier`).
     n_members : int, default=1
-        ``1``: one network. ``k > 1``: a cross-fitted ensemble of ``k`` members
-        trained as one batched network. The rows are split into ``k``
-        stratified folds (plain folds when a class has fewer than ``k`` rows;
-        fewer than ``k`` rows raise a ``ValueError``), and member ``m`` trains
-        on the rows outside fold ``m``. Unless ``early_stopping`` is ``False``,
-        each member keeps the parameters of its best epoch on its own fold, its
-        out-of-fold rows (``early_stopping_`` is ``"cv"``, with the patience
-        and the ``max_iter="auto"`` budget of ``early_stopping="cv"``;
-        ``validation_fraction`` is not used); with ``False`` every member
-        trains ``max_iter`` epochs. This is the mechanism of
-        ``early_stopping="cv"``, whose folds train the same way: ``"cv"`` keeps
-        only their epoch count and refits one network on all rows, while
-        ``n_members > 1`` keeps the members as the model, with no refit.
-        :meth:`predict_proba` averages the members' probabilities through the
-        cumulative probabilities, which keeps them rank consistent
-        (:meth:`predict_latent` is then the expected rank). ``partial_fit``
-        is not available, and ``warm_start`` and
-        :class:`~cr_sklearn.DepthGrowth` raise a ``ValueError``: the folds
-        belong to the data of one ``fit``. ``igpen_lambda`` must be 0.
+        As :class:`CRClassifier`'s; the members' probabilities are averaged
+        through the cumulative probabilities, which keeps them rank
+        consistent (:meth:`predict_latent` is then the expected rank).
     %(parameters)s
 
     Attributes
