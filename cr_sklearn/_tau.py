@@ -383,7 +383,7 @@ def _finite_difference_norms(function, X, step, scale, names=None):
         chunk = X[r0 : r0 + rows]
         chunk = chunk.toarray() if is_sparse else chunk
         m = chunk.shape[0]
-        squared = np.zeros(m)
+        total = np.zeros(m)
         for start in range(0, d, block):
             feats = np.arange(start, min(d, start + block))
             try:
@@ -400,9 +400,16 @@ def _finite_difference_norms(function, X, step, scale, names=None):
                 except (RuntimeError, TypeError, ValueError):
                     raise exc from None
                 dtypes = dtypes[1:]
-            squared += np.square(grad).sum(axis=(0, 2))
-        norms[r0 : r0 + m] = np.sqrt(squared)
+            total = np.hypot(total, _row_norms(grad))
+        norms[r0 : r0 + m] = total
     return norms
+
+
+def _row_norms(grad):
+    """Per row ``m`` the norm of ``grad[:, m, :]``, scaled so squares never overflow."""
+    peak = np.abs(grad).max(axis=(0, 2))
+    safe = np.where(peak > 0, peak, 1.0)
+    return peak * np.sqrt(np.square(grad / safe[None, :, None]).sum(axis=(0, 2)))
 
 
 class _StepError(ValueError):

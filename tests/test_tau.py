@@ -463,3 +463,14 @@ def test_a_model_fitted_on_a_frame_gets_frames_without_warnings():
         norms = gradient_norms(forest, X)
         DREGScorer()(forest, X)
     assert norms.shape == (len(X),) and np.all(np.isfinite(norms))
+
+
+def test_huge_gradient_norms_stay_finite():
+    # A unit slope on a column of spread 1e160: norms near 1e160, whose
+    # squares overflow float64 (R9).
+    rng = np.random.RandomState(0)
+    z = rng.normal(size=60)
+    X = np.column_stack([rng.normal(size=60), 1e160 * z])
+    linear = _Function(lambda X: X[:, 0] + X[:, 1]).fit(X)
+    norms = gradient_norms(linear, X)
+    np.testing.assert_allclose(norms, 1e160 * z.std(), rtol=1e-6)
