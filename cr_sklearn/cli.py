@@ -240,9 +240,7 @@ def build_parser():
         help="override: none, dreg, dropout, weight_decay, spectral_norm, igpen",
     )
     fact.add_argument(
-        "--conditions",
-        type=_names,
-        help="override: clean, label_noise_40, snr_-10dB",
+        "--conditions", type=_names, help="override: clean, label_noise_40, snr_-10dB"
     )
     fact.add_argument(
         "--seeds", type=_numbers(int, "integers"), help="override the seeds, e.g. 0,1,2"
@@ -657,11 +655,7 @@ def _save_plot(result, path, title, test):
 
 
 def _run_factorial(args):
-    from cr_sklearn.study import (
-        FACTORIAL_PRESETS,
-        check_dependencies,
-        factorial_study,
-    )
+    from cr_sklearn.study import FACTORIAL_PRESETS, check_dependencies, factorial_study
 
     features = ["tables"] + (["dask"] if args.backend == "dask" else [])
     check_dependencies(*features, purpose="cr-sklearn factorial")

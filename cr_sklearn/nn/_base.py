@@ -306,11 +306,11 @@ class BaseCRNetwork(nn.Module):
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_features)
-            Raw input.
+            Raw input, as :meth:`forward` takes it.
 
         Returns
         -------
-        torch.Tensor of shape (batch, input_width)
+        h : torch.Tensor of shape (batch, input_width)
             In ``x``'s dtype.
         """
         h = self._standardise(x)
@@ -444,9 +444,7 @@ class BaseCRNetwork(nn.Module):
 
         Parameters
         ----------
-        x : torch.Tensor of shape (batch, n_features)
-            Raw input.
-        mode : {"auto", "forward", "reverse"}, default="auto"
+        x, mode : torch.Tensor and {"auto", "forward", "reverse"}
             As for :meth:`input_jacobian`.
 
         Returns

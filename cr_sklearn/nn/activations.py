@@ -86,7 +86,7 @@ class _Activation(nn.Module):
         Parameters
         ----------
         z : torch.Tensor
-            Pre-activations; the last axis runs over neurons.
+            As in :meth:`forward`.
 
         Returns
         -------
@@ -101,7 +101,7 @@ class _Activation(nn.Module):
         Parameters
         ----------
         z : torch.Tensor
-            Pre-activations; the last axis runs over neurons.
+            As in :meth:`forward`.
         mask : torch.Tensor, optional
             Multiplies both outputs (a dropout mask), of the shape of ``z``.
 

@@ -234,7 +234,7 @@ class PiecewiseLinearEncoding(nn.Module):
         Parameters
         ----------
         h : torch.Tensor of shape (batch, n_features)
-            Inputs.
+            Inputs, 2-d here (unlike :meth:`forward`).
 
         Returns
         -------

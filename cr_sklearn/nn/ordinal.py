@@ -198,7 +198,7 @@ class CORALLoss(OrdinalHead):
     Parameters
     ----------
     n_classes : int
-        Number of ordered classes ``K >= 2``.
+        Number of ordered classes ``K >= 2``, hence ``K - 1`` binary tasks.
     init_cutpoints, n_members : optional
         As in :class:`OrdinalHead`.
     """
@@ -214,7 +214,4 @@ class CORALLoss(OrdinalHead):
 
 
 #: Ordinal heads by name: the criterion class used in training.
-ORDINAL_HEADS = {
-    "cumulative": CumulativeLinkLoss,
-    "coral": CORALLoss,
-}
+ORDINAL_HEADS = {"cumulative": CumulativeLinkLoss, "coral": CORALLoss}

@@ -14,13 +14,7 @@ import torch
 from torch import nn
 
 from ._base import BaseCRNetwork
-from ._members import (
-    check_n_members,
-    linear,
-    make_linear,
-    rows_product,
-    select_rows,
-)
+from ._members import check_n_members, linear, make_linear, rows_product, select_rows
 from .activations import PolyActivation, make_activation
 
 __all__ = ["RMSNorm", "ResidualBlock", "ResidualCRNetwork"]

@@ -456,7 +456,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Samples to predict and judge.
+            Samples, as :meth:`predict` and :meth:`confidence` take them.
 
         Returns
         -------

@@ -261,9 +261,9 @@ def eaurc_score(
     Parameters
     ----------
     y_true, y_pred, confidence : array-like of shape (n_samples,)
-        Labels and confidences, as in :func:`risk_coverage_curve`.
+        As in :func:`aurc_score`.
     sample_weight, loss, labels : optional
-        As in :func:`risk_coverage_curve`.
+        As in :func:`aurc_score`; the oracle uses the same losses and weights.
 
     Returns
     -------

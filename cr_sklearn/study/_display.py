@@ -15,6 +15,8 @@ _OTHER_STYLE = {"linewidth": 1.4, "markersize": 4.5, "alpha": 0.9, "zorder": 3}
 # Half the spread of the models' differences around each fraction (log x).
 _DODGE = 0.1
 _LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
+# The zero of the differences' axis: the reference's colour, thinner, below.
+_ZERO_LINE = {**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2}
 
 
 def _protocol(result):
@@ -47,6 +49,12 @@ def _panels(plt, ax, draw_diff, layout, height, column_height, **row_kw):
     else:
         shape, size, row_kw = (2, 1), (7.5, column_height), {}
     return plt.subplots(*shape, figsize=size, layout="constrained", **row_kw)[1]
+
+
+def _points(style, grow=0):
+    """``errorbar`` keywords of a model's points, markers ``grow`` points larger."""
+    size = style["markersize"] + grow
+    return dict(fmt="o", color=style["color"], markersize=size, zorder=style["zorder"])
 
 
 def _star(ax, xy, offset, color, **align):
@@ -259,12 +267,9 @@ class StudyDisplay:
                 diffs[model] = np.full((len(fractions), 3), np.nan)
                 rejected[model] = np.zeros(len(fractions), dtype=bool)
                 for r in cmp[cmp["model"] == model].itertuples():
-                    diffs[model][position[r.fraction]] = (
-                        r.estimate,
-                        r.ci_low,
-                        r.ci_high,
-                    )
-                    rejected[model][position[r.fraction]] = bool(r.reject)
+                    i = position[r.fraction]
+                    diffs[model][i] = r.estimate, r.ci_low, r.ci_high
+                    rejected[model][i] = bool(r.reject)
         display = cls(
             fractions=fractions,
             means=means,
@@ -430,7 +435,7 @@ class StudyDisplay:
         offsets = (
             np.linspace(-_DODGE, _DODGE, len(others)) if len(others) > 1 else [0.0]
         )
-        ax.axhline(0.0, **{**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2})
+        ax.axhline(0.0, **_ZERO_LINE)
         rejected = self.rejected or {}
         for model, offset in zip(others, offsets, strict=True):
             estimate, low, high = self.differences[model].T
@@ -440,12 +445,9 @@ class StudyDisplay:
                 x,
                 estimate,
                 yerr=[estimate - low, high - estimate],
-                fmt="o",
-                color=style["color"],
-                markersize=style["markersize"],
                 capsize=2.5,
                 elinewidth=1.2,
-                zorder=style["zorder"],
+                **_points(style),
             )
             # The table's mark, above the interval (or the point).
             marks = rejected.get(model, np.zeros(len(x), dtype=bool))
@@ -477,12 +479,9 @@ class StudyDisplay:
                 [self.means[model][0]],
                 [rows[model]],
                 xerr=[[std], [std]],
-                fmt="o",
-                color=style["color"],
-                markersize=style["markersize"] + 1,
                 elinewidth=style["linewidth"],
                 capsize=3,
-                zorder=style["zorder"],
+                **_points(style, grow=1),
                 **(line_kw or {}),
             )
             self.lines_[model] = container.lines[0]
@@ -499,7 +498,7 @@ class StudyDisplay:
 
     def _plot_one_fraction_differences(self, ax, scores_ax, models, rows, styles):
         shared = ax.get_shared_y_axes().joined(scores_ax, ax)
-        ax.axvline(0.0, **{**_REFERENCE_STYLE, "linewidth": 1.6, "zorder": 2})
+        ax.axvline(0.0, **_ZERO_LINE)
         rejected = self.rejected or {}
         for model in models:
             if model not in self.differences:
@@ -511,12 +510,9 @@ class StudyDisplay:
                 [estimate],
                 [y],
                 xerr=[[estimate - low], [high - estimate]],
-                fmt="o",
-                color=style["color"],
-                markersize=style["markersize"] + 1,
                 capsize=3,
                 elinewidth=1.4,
-                zorder=style["zorder"],
+                **_points(style, grow=1),
             )
             mark = rejected.get(model, np.zeros(1, dtype=bool))[0]
             right = high if np.isfinite(high) else estimate

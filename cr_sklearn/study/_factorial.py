@@ -21,13 +21,7 @@ from ._engine import (
     run_records,
 )
 from ._noise import add_gaussian_noise, corrupt_labels
-from ._records import (
-    _format_p,
-    _frame_table,
-    _import_pandas,
-    _markdown_table,
-    _Records,
-)
+from ._records import _format_p, _frame_table, _import_pandas, _markdown_table, _Records
 from ._stats import adjust_pvalues, paired_test
 
 __all__ = ["FactorialResult", "factorial_study"]
