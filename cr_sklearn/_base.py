@@ -14,18 +14,25 @@ from abc import abstractmethod
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _predict
-from ._fit import Fit, class_weight_of, rebuild_net
+from ._docs import fill_methods
+from ._fit import NO_PARTIAL_FIT, Fit, class_weight_of, rebuild_net
 from ._html_repr import FittedAttributesHTMLMixin
 from ._objective import TrainingObjective
 from ._utils import check_numeric_columns
 from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
 
-__all__ = ["BaseCR", "init_arguments", "partial_fit_available"]
+__all__ = ["BaseCR", "init_arguments", "partial_fit_method"]
+
+# Parameter constraints: 1, 2, ...; a real >= 0; a fraction in (0, 1).
+COUNT = Interval(numbers.Integral, 1, None, closed="left")
+NON_NEGATIVE = Interval(numbers.Real, 0, None, closed="left")
+FRACTION = Interval(numbers.Real, 0, 1, closed="neither")
 
 
 def init_arguments(local_names):
@@ -42,14 +49,17 @@ def partial_fit_available(estimator):
     n_members = getattr(estimator, "n_members", 1)
     # An invalid value (a string, say) is left to fit's parameter validation.
     if isinstance(n_members, numbers.Real) and n_members > 1:
-        raise AttributeError(
-            "partial_fit is not available with n_members > 1: each member "
-            "trains on the rows outside its fold of the data given to fit, and "
-            "a stream of batches has no folds. Use fit, or n_members=1."
-        )
+        raise AttributeError(NO_PARTIAL_FIT)
     return True
 
 
+def partial_fit_method(function):
+    """Decorate a ``partial_fit``: validated once, absent with ``n_members > 1``."""
+    fitted = _fit_context(prefer_skip_nested_validation=True)(function)
+    return available_if(partial_fit_available)(fitted)
+
+
+@fill_methods
 class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
     """Base class of the CR estimators. Not meant to be used directly.
 
@@ -72,27 +82,15 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
 
     _parameter_constraints = {
         "architecture": [StrOptions(set(ARCHITECTURES))],
-        "hidden_layer_sizes": [
-            "array-like",
-            Interval(numbers.Integral, 1, None, closed="left"),
-        ],
+        "hidden_layer_sizes": ["array-like", COUNT],
         "activation": [StrOptions(set(ACTIVATION_NAMES))],
-        "degree": [Interval(numbers.Integral, 1, None, closed="left")],
+        "degree": [COUNT],
         "dreg": [StrOptions(set(PENALTIES)), None],
-        "dreg_lambda": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_projections": [
-            StrOptions({"auto", "exact"}),
-            Interval(numbers.Integral, 1, None, closed="left"),
-        ],
-        "stream_rows": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_iter": [
-            StrOptions({"auto"}),
-            Interval(numbers.Integral, 1, None, closed="left"),
-        ],
-        "batch_size": [
-            StrOptions({"auto"}),
-            Interval(numbers.Integral, 1, None, closed="left"),
-        ],
+        "dreg_lambda": [NON_NEGATIVE],
+        "n_projections": [StrOptions({"auto", "exact"}), COUNT],
+        "stream_rows": [COUNT, None],
+        "max_iter": [StrOptions({"auto"}), COUNT],
+        "batch_size": [StrOptions({"auto"}), COUNT],
         # Above float32's range torch's optimiser fails with an overflow.
         "learning_rate_init": [
             Interval(numbers.Real, 0, 1e30, closed="neither"),
@@ -101,14 +99,14 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "beta_1": [Interval(numbers.Real, 0, 1, closed="left")],
         "beta_2": [Interval(numbers.Real, 0, 1, closed="left")],
         "early_stopping": ["boolean", StrOptions({"auto", "cv"})],
-        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "validation_fraction": [FRACTION],
+        "n_iter_no_change": [COUNT],
+        "tol": [NON_NEGATIVE],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "dropout": [Interval(numbers.Real, 0, 1, closed="left"), StrOptions({"auto"})],
-        "weight_decay": [Interval(numbers.Real, 0, None, closed="left")],
+        "weight_decay": [NON_NEGATIVE],
         "spectral_norm": ["boolean"],
-        "igpen_lambda": [Interval(numbers.Real, 0, None, closed="left")],
+        "igpen_lambda": [NON_NEGATIVE],
         "standardize": ["boolean"],
         "encoding_bins": [
             Interval(numbers.Integral, 2, None, closed="left"),
@@ -116,17 +114,13 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
             None,
         ],
         "dtype": [StrOptions({"float32", "float64"})],
-        "n_threads": [
-            StrOptions({"auto"}),
-            Interval(numbers.Integral, 1, None, closed="left"),
-            None,
-        ],
+        "n_threads": [StrOptions({"auto"}), COUNT, None],
         "random_state": ["random_state"],
         "device": [str],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "callbacks": [list, None],
-        "n_members": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_members": [COUNT],
         "oob_score": ["boolean"],
     }
 
@@ -160,6 +154,14 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
     @abstractmethod
     def _output_bias(self, codes, weight):
         """Starting output bias: the prior of ``codes`` (weighted), or ``None``."""
+
+    def _class_counts(self, codes, weight, smoothing):
+        """Class counts of ``codes`` (weights count as repeated rows) plus
+        ``smoothing`` rows each, in units of the largest weight: huge weights
+        cannot overflow."""
+        top = weight.max() if len(weight) else 1.0
+        counts = np.bincount(codes, weights=weight / top, minlength=len(self.classes_))
+        return counts + smoothing / top
 
     @abstractmethod
     def _validation_score(self, net, output, codes):
@@ -266,13 +268,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
     def predict_proba(self, X):
         """Class probabilities.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to 1; columns follow ``classes_``.
         """
@@ -288,13 +284,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         probabilities come from (see :meth:`decision_function`), by the
         chain rule from the members' outputs and Jacobians.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         jacobian : ndarray of shape (n_samples, n_outputs, n_features)
             ``n_outputs`` is the number of columns of the network output
             (1 for binary classification and ordinal models).
@@ -313,10 +303,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         :func:`~cr_sklearn.gradient_norms` applies to every model, computed
         analytically.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
+        %(Parameters_X)s
         scale : array-like of shape (n_features,), default=None
             The unit of each column. ``None``: ``input_scale_``, the training
             standard deviation (1 where constant), so that a sample's norm does
@@ -372,13 +359,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         predictions among the most sensitive. ``benchmarks/results/``
         compares the two spaces.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         sensitivity : ndarray of shape (n_samples,)
             The norm described above divided by ``gradient_norm_mean_``.
             A network flat on all its training data (``gradient_norm_mean_``
@@ -405,13 +386,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         ``input_distance(X) > model.input_distance_quantiles_[100]`` flags
         samples with a feature beyond anything seen in training.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         distance : ndarray of shape (n_samples,)
             ``max_j |x_j - mean_j| / std_j`` with the training mean and
             standard deviation of each feature (1 where constant).

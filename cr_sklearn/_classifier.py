@@ -5,11 +5,10 @@ import math
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from torch import nn
 
-from ._base import BaseCR, init_arguments, partial_fit_available
+from ._base import BaseCR, init_arguments, partial_fit_method
 from ._docs import fill_docstring
 
 __all__ = ["CRClassifier"]
@@ -79,14 +78,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
     log-odds as bias) with identity polynomials, i.e. close to a linear
     model; training switches curvature on where it lowers the loss.
 
-    The training loss of a minibatch is its mean log-loss plus
-    ``dreg_lambda`` times the DREG penalty. With ``dreg="stream"`` the
-    penalty is the batch mean of the squared Frobenius norms of every
-    layer's Jacobian with respect to the input, carried forward next to the
-    values on ``stream_rows`` random rows of the batch, an unbiased estimate
-    of that mean whose cost does not grow with the batch. Dropout after each
-    activated layer thins the network during training; the stream then
-    differentiates the thinned network.
+    Dropout after each activated layer thins the network during training;
+    the DREG stream then differentiates the thinned network.
 
     ``early_stopping="auto"`` trains the full ``max_iter`` epochs on fewer
     than 2,000 samples, where a ``validation_fraction`` hold-out of a few
@@ -181,12 +174,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         return _BinaryLogitLoss() if len(self.classes_) == 2 else _CrossEntropyLoss()
 
     def _output_bias(self, codes, weight):
-        # The training rows' class frequencies (weights count as repeated
-        # rows), smoothed by one row per class.
-        # In units of the largest weight: huge weights cannot overflow.
-        top = weight.max() if len(weight) else 1.0
-        counts = np.bincount(codes, weights=weight / top, minlength=len(self.classes_))
-        counts = counts + 1.0 / top
+        # The training rows' class frequencies, smoothed by one row per class.
+        counts = self._class_counts(codes, weight, 1.0)
         log_prior = np.log(counts / counts.sum())
         if len(self.classes_) == 2:
             return log_prior[1:] - log_prior[:1]
@@ -203,14 +192,10 @@ class CRClassifier(ClassifierMixin, BaseCR):
     def fit(self, X, y, sample_weight=None):
         """Fit the network to ``X`` and ``y``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        %(Parameters_X_train)s
         y : array-like of shape (n_samples,)
             Class labels (numbers or strings).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights of the data loss.
+        %(sample_weight)s
 
         Returns
         -------
@@ -219,15 +204,11 @@ class CRClassifier(ClassifierMixin, BaseCR):
         """
         return self._fit(X, y, sample_weight)
 
-    @available_if(partial_fit_available)
-    @_fit_context(prefer_skip_nested_validation=True)
+    @partial_fit_method
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Run one epoch over ``X`` and ``y`` without early stopping.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        %(Parameters_X_train)s
         y : array-like of shape (n_samples,)
             Class labels.
         classes : array-like of shape (n_classes,), default=None
@@ -237,22 +218,14 @@ class CRClassifier(ClassifierMixin, BaseCR):
             they must be the fitted ``classes_`` (in any order), else a
             ``ValueError`` is raised. Labels of ``y`` outside them raise a
             ``ValueError``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights of the data loss.
+        %(sample_weight)s
 
         Returns
         -------
         self : CRClassifier
             The updated estimator.
 
-        Notes
-        -----
-        The network, the cut-points of an ordinal head, Adam's moments and
-        the history carry over; the other parameters are read anew at every
-        call, and those that define the network cannot change (a
-        ``ValueError`` names it). The fitted summaries describe every row
-        passed to ``partial_fit`` since the last :meth:`fit` (the quantiles
-        on a uniform sample of at most 2048 of them).
+        %(partial_fit_notes)s
         """
         if not hasattr(self, "net_") and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit.")
@@ -266,13 +239,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         averaged class probabilities: :meth:`predict_proba` is their sigmoid
         or softmax, as for one network.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             The logit of ``classes_[1]`` for binary problems, else one logit
             per class.
@@ -331,13 +298,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the logits.
         """
@@ -349,13 +310,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
     def predict(self, X):
         """Predicted class labels.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         y_pred : ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
@@ -367,11 +322,6 @@ class CRClassifier(ClassifierMixin, BaseCR):
         else:
             codes = out.argmax(1)
         return self.classes_[codes]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
 
 
 # Its public name: pickles, skops files and their trusted-type lists read

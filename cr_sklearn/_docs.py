@@ -1,4 +1,4 @@
-"""The parameter and attribute entries the CR estimators share (private).
+"""The docstring entries the CR estimators share (private).
 
 Each estimator's docstring holds ``%(parameters)s`` in its Parameters
 section and ``%(attributes)s`` in its Attributes section, with its own
@@ -6,14 +6,15 @@ entries (those it adds or words differently) next to them;
 :func:`fill_docstring` puts the shared entries there. Parameters follow the
 order of the class's ``__init__``, and each entry's ``default=`` is read
 from that signature unless the entry states it, so a default and its
-documentation cannot disagree.
+documentation cannot disagree. A line ``%(name)s`` in a method's docstring
+stands for ``METHOD_ENTRIES[name]`` (:func:`fill_methods`).
 """
 
 import inspect
 import re
 import textwrap
 
-__all__ = ["fill_docstring"]
+__all__ = ["fill_docstring", "fill_methods"]
 
 PARAMETERS = r"""
 hidden_layer_sizes : array-like of int
@@ -216,6 +217,33 @@ device_ : str
     The device used.
 """
 
+_X = "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n    "
+
+# The Parameters section starts with one of the "Parameters_..." entries;
+# "Parameters_X_Returns" is the whole section of a method of X alone, and
+# the header of the Returns section that its own entry follows.
+METHOD_ENTRIES = {
+    "Parameters_X_Returns": _X + "Input samples.\n\nReturns\n-------",
+    "Parameters_X": _X + "Input samples.",
+    "Parameters_X_train": _X + "Training data.",
+    "Parameters_score": _X
+    + """Test samples.
+y : array-like of shape (n_samples,)
+    True labels.
+sample_weight : array-like of shape (n_samples,), default=None
+    Sample weights.""",
+    "sample_weight": """sample_weight : array-like of shape (n_samples,), default=None
+    Per-sample weights of the data loss.""",
+    "partial_fit_notes": """Notes
+-----
+The network, the cut-points of an ordinal head, Adam's moments and
+the history carry over; the other parameters are read anew at every
+call, and those that define the network cannot change (a
+``ValueError`` names it). The fitted summaries describe every row
+passed to ``partial_fit`` since the last :meth:`fit` (the quantiles
+on a uniform sample of at most 2048 of them).""",
+}
+
 
 def _entries(text):
     """``{name: entry}`` of a numpydoc block (entries start unindented)."""
@@ -287,4 +315,23 @@ def fill_docstring(cls):
         + "\n"
         + parts[4]
     )
-    return cls
+    return fill_methods(cls)
+
+
+def fill_methods(obj):
+    """Replace each line ``%(name)s`` of the docstrings of ``obj`` (a function,
+    or a class's own methods) by ``METHOD_ENTRIES[name]``, indented as the
+    marker; return ``obj`` (a decorator)."""
+    members = vars(obj).values() if isinstance(obj, type) else [obj]
+    for member in members:
+        # An available_if descriptor keeps a copy of its function's docstring.
+        for function in (member, getattr(member, "fn", None)):
+            doc = getattr(function, "__doc__", None)
+            if (callable(function) or hasattr(function, "fn")) and "%(" in (doc or ""):
+                function.__doc__ = re.sub(
+                    r"^( *)%\((\w+)\)s$",
+                    lambda m: textwrap.indent(METHOD_ENTRIES[m[2]], m[1]),
+                    doc,
+                    flags=re.M,
+                )
+    return obj

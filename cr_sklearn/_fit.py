@@ -48,6 +48,11 @@ __all__ = []
 
 # Fitted attributes of one fit that a later fit may not set: a new fit drops them.
 _MEMBER_ATTRIBUTES = ("oob_score_", "oob_decision_function_")
+NO_PARTIAL_FIT = (
+    "partial_fit is not available with n_members > 1: each member trains on "
+    "the rows outside its fold of the data given to fit, and a stream of "
+    "batches has no folds. Use fit, or n_members=1."
+)
 
 
 def class_weight_of(estimator, codes):
@@ -63,11 +68,13 @@ def class_weight_of(estimator, codes):
     return per_class[codes]
 
 
-def _criteria(estimator, layers, criteria):
-    """One criterion, or a :class:`MemberCriterion` for a member network."""
-    if getattr(layers, "n_members", None) is None:
-        return criteria[0]
-    return MemberCriterion(criteria)
+def _make_net(plan, layers, criteria, **options):
+    """The net that trains ``layers`` with one criterion per member."""
+    criterion = criteria[0]
+    if getattr(layers, "n_members", None) is not None:
+        criterion = MemberCriterion(criteria)
+    objective = TrainingObjective.from_plan(plan, layers.stream_width)
+    return make_net(plan, layers, criterion, objective, **options)
 
 
 def rebuild_net(estimator):
@@ -83,13 +90,7 @@ def rebuild_net(estimator):
         )
         members = getattr(layers, "n_members", None) or 1
         criteria = [estimator._make_criterion(None, None) for _ in range(members)]
-        return make_net(
-            plan,
-            layers,
-            _criteria(estimator, layers, criteria),
-            TrainingObjective.from_plan(plan, layers.stream_width),
-            quiet=True,
-        )
+        return _make_net(plan, layers, criteria, quiet=True)
 
 
 class Fit:
@@ -198,11 +199,7 @@ class Fit:
         if not (members or (fitted and getattr(est.module_, "n_members", None))):
             return
         if self.incremental:
-            raise ValueError(
-                "partial_fit is not available with n_members > 1: each member "
-                "trains on the rows outside its fold of the data given to fit, "
-                "and a stream of batches has no folds. Use fit, or n_members=1."
-            )
+            raise ValueError(NO_PARTIAL_FIT)
         if fitted and est.warm_start:
             raise ValueError(
                 "warm_start=True is not available with n_members > 1 (or on a "
@@ -301,14 +298,8 @@ class Fit:
             load_best=False,
         )
         criterion = self.est._make_criterion(codes[rows.used], rows.raw[rows.used])
-        net = make_net(
-            plan,
-            stacked,
-            MemberCriterion([copy.deepcopy(criterion) for _ in range(CV_FOLDS)]),
-            TrainingObjective.from_plan(plan, stacked.stream_width),
-            stopping=stopping,
-            quiet=True,
-        )
+        criteria = [copy.deepcopy(criterion) for _ in range(CV_FOLDS)]
+        net = _make_net(plan, stacked, criteria, stopping=stopping, quiet=True)
         train(net, self._dataset(H, y, folds), plan.max_epochs)
         if net.interrupted_:
             # Ctrl-C in the folds: no epoch count can be chosen; the fit stops.
@@ -353,11 +344,10 @@ class Fit:
             est._make_criterion(codes[keep], rows.raw[keep])
             for keep in (rows.train > 0).T
         ]
-        return make_net(
+        return _make_net(
             plan,
             layers,
-            _criteria(est, layers, criteria),
-            TrainingObjective.from_plan(plan, layers.stream_width),
+            criteria,
             stopping=stopping,
             user_callbacks=est.callbacks,
             note=_penalty_note(plan),

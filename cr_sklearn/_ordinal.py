@@ -6,10 +6,9 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._base import BaseCR, init_arguments, partial_fit_available
+from ._base import BaseCR, init_arguments, partial_fit_method
 from ._docs import fill_docstring
 from ._label_order import (
     categorical_order,
@@ -39,9 +38,24 @@ class _GivenOrder(NamedTuple):
     classes: object  # partial_fit(classes=...), or None
     categories: object  # an ordered Categorical y's categories, or None
 
+    def named(self):
+        """``(what, order)`` pairs, ``what`` as errors name the order."""
+        return (
+            ("the classes passed to partial_fit", self.classes),
+            ("the categories of the ordered Categorical y", self.categories),
+        )
 
-def _same(a, b):
-    return np.asarray(a).tolist() == np.asarray(b).tolist()
+
+def _check_agree(named, reference, against, advice=""):
+    """Raise unless each order of ``named`` that is given equals ``reference``."""
+    reference = np.asarray(reference).tolist()
+    for what, order in named:
+        if order is not None and np.asarray(order).tolist() != reference:
+            raise ValueError(
+                f"{what[0].upper()}{what[1:]}, "
+                f"{np.asarray(order).tolist()!r:.200}, differ from {against}, "
+                f"{reference!r:.200} (the order of the labels counts).{advice}"
+            )
 
 
 def _ordered_by(order, y):
@@ -95,15 +109,11 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         losses for ``y > k``. Both share the latent score and the ordered
         cut-points, so prediction is the same (see Notes).
     prediction : {"median", "mode"}, default="median"
-        How :meth:`predict` turns the predictive distribution into a label.
-        ``"median"``: the median class, the first ``k`` with
-        ``P(y <= classes_[k] | x) >= 0.5`` (the cut-point interval containing
-        the latent score). ``"mode"``: the most probable class, the argmax of
-        :meth:`predict_proba`. The median is the Bayes decision for the
-        absolute error in ranks, which :meth:`score` and the early-stopping
-        validation score measure, hence the default; the mode is the Bayes
-        decision for accuracy (and what scikit-learn's classifier checks
-        assume). See Notes.
+        How :meth:`predict` turns the predictive distribution into a label:
+        the median class, the Bayes decision for the absolute error in ranks
+        (which :meth:`score` and the early-stopping validation score
+        measure), or the most probable class, the Bayes decision for
+        accuracy (what scikit-learn's classifier checks assume). See Notes.
     classes : array-like of shape (n_classes,), default=None
         Every label, lowest first (e.g. ``["low", "mid", "high"]``): the
         order used exactly as given, never sorted; labels of ``y`` must be
@@ -119,15 +129,9 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         As :class:`CRClassifier`'s, with ``"auto"`` holding out a validation
         set also below 2,000 rows on inputs of more than 100 columns
         (sentence embeddings, where a fixed budget overfits).
-    dropout : float or "auto", default=0.0
-        Dropout probability after each activated layer; ``"auto"``: 0.3
-        with an input encoding, else 0.1. The value used is ``dropout_``.
     encoding_bins : int, "auto" or None, default=None
         As :class:`CRClassifier`'s; not encoded by default (the encoding did
         not help on the ordinal suite's tuning half).
-    dtype : {"float32", "float64"}, default="float32"
-        The dtype the layers train in; the input transform and predictions
-        run in float64 either way (see :class:`CRClassifier`).
     n_members : int, default=1
         As :class:`CRClassifier`'s; the members' probabilities are averaged
         through the cumulative probabilities, which keeps them rank
@@ -305,10 +309,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def _prior_cutpoints(self, codes, weight):
         # The logits of the (smoothed, weighted) cumulative class frequencies:
         # the untrained model predicts the class prior.
-        # In units of the largest weight: huge weights cannot overflow.
-        top = weight.max() if len(weight) else 1.0
-        counts = np.bincount(codes, weights=weight / top, minlength=len(self.classes_))
-        counts = counts + 0.5 / top
+        counts = self._class_counts(codes, weight, 0.5)
         cum = np.cumsum(counts)[:-1] / counts.sum()
         return np.log(cum) - np.log1p(-cum)
 
@@ -322,17 +323,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         if self.classes is not None:
             order = check_order(self.classes, "classes")
             where = "the classes parameter"
-            for what, other in (
-                ("the classes passed to partial_fit", given.classes),
-                ("the categories of the ordered Categorical y", given.categories),
-            ):
-                if other is not None and not _same(other, order):
-                    raise ValueError(
-                        f"{what[0].upper()}{what[1:]}, "
-                        f"{np.asarray(other).tolist()!r:.200}, differ from the "
-                        f"classes parameter, {order.tolist()!r:.200} (the order "
-                        "of the labels counts)."
-                    )
+            _check_agree(given.named(), order, where)
         elif given.classes is not None:
             order = check_order(given.classes, "classes")
             where = "the classes passed to partial_fit"
@@ -355,18 +346,12 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
 
     def _check_same_order(self, given):
         """A warm start keeps ``classes_``: any order passed must equal it."""
-        for what, order in (
-            ("the classes parameter", self.classes),
-            ("the classes passed to partial_fit", given.classes),
-            ("the categories of the ordered Categorical y", given.categories),
-        ):
-            if order is not None and not _same(order, self.classes_):
-                raise ValueError(
-                    f"{what[0].upper()}{what[1:]}, "
-                    f"{np.asarray(order).tolist()!r:.200}, differ from the fitted "
-                    f"classes_, {self.classes_.tolist()!r:.200} (the order of the "
-                    "labels counts). Fit anew (warm_start=False) to change them."
-                )
+        _check_agree(
+            (("the classes parameter", self.classes), *given.named()),
+            self.classes_,
+            "the fitted classes_",
+            " Fit anew (warm_start=False) to change them.",
+        )
 
     def _n_outputs(self):
         return 1
@@ -397,17 +382,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def fit(self, X, y, sample_weight=None):
         """Fit the network and the cut-points to ``X`` and ``y``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        %(Parameters_X_train)s
         y : array-like of shape (n_samples,)
             Ordered labels: numbers (gaps allowed; ordered by value), an
             ordered pandas Categorical (ordered by its categories), or any
             labels ordered by the ``classes`` parameter. Strings with no
             order given raise a ``ValueError``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights of the data loss.
+        %(sample_weight)s
 
         Returns
         -------
@@ -417,17 +398,13 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         given = _GivenOrder(None, categorical_order(y))
         return self._fit(X, y, sample_weight, classes=given)
 
-    @available_if(partial_fit_available)
-    @_fit_context(prefer_skip_nested_validation=True)
+    @partial_fit_method
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Run one epoch over ``X`` and ``y`` without early stopping.
+        """Run one epoch over ``X`` and the ordered labels ``y`` without early stopping.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        %(Parameters_X_train)s
         y : array-like of shape (n_samples,)
-            Ordered labels.
+            Ordered labels, as for :meth:`fit`.
         classes : array-like of shape (n_classes,), default=None
             Every label, lowest first: their order, used exactly as given
             (never sorted), on the first call unless the ``classes`` parameter
@@ -435,22 +412,14 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
             labels of ``y`` missing from it, a first call's ``classes`` that
             differ from the ``classes`` parameter and a later call's that
             differ from ``classes_`` raise a ``ValueError``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights of the data loss.
+        %(sample_weight)s
 
         Returns
         -------
         self : CROrdinalRegressor
             The updated estimator.
 
-        Notes
-        -----
-        The network, the cut-points of an ordinal head, Adam's moments and
-        the history carry over; the other parameters are read anew at every
-        call, and those that define the network cannot change (a
-        ``ValueError`` names it). The fitted summaries describe every row
-        passed to ``partial_fit`` since the last :meth:`fit` (the quantiles
-        on a uniform sample of at most 2048 of them).
+        %(partial_fit_notes)s
         """
         given = _GivenOrder(classes, categorical_order(y))
         unordered = given.classes is None and given.categories is None
@@ -472,13 +441,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         ``sum_k (1 - P(y <= classes_[k]))`` over the first ``n_classes - 1``
         classes. :meth:`jacobian` and tau differentiate this score.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         latent : ndarray of shape (n_samples,)
             One network's latent score, with
             ``P(y <= k) = sigmoid(cutpoints_[k] - latent)``; with
@@ -505,13 +468,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         .. versionchanged:: 0.2
            The 1-d latent score moved to :meth:`predict_latent`.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             The log-odds of ``classes_[1]`` with two classes, else one
             centred log-probability per class.
@@ -566,13 +523,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def predict_cumulative_proba(self, X):
         """Cumulative probabilities ``P(y <= classes_[k] | x)``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         cumulative_proba : ndarray of shape (n_samples, n_classes)
             Non-decreasing along each row; the last column is 1.
         """
@@ -582,13 +533,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the latent score and the cut-points.
         """
@@ -601,13 +546,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def predict(self, X):
         """Median (default) or most probable label, as set by ``prediction``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
+        %(Parameters_X_Returns)s
         y_pred : ndarray of shape (n_samples,)
             Labels from ``classes_``: with ``prediction="median"`` the first
             ``classes_[k]`` with ``P(y <= classes_[k] | x) >= 0.5``, with
@@ -626,14 +565,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         the true and the predicted label in ``classes_``; for contiguous
         integer labels this is the usual MAE. See the Notes of the class.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
+        %(Parameters_score)s
 
         Returns
         -------
@@ -644,11 +576,6 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         pred = ranks(self.classes_, self.predict(X))
         true = ranks(self.classes_, y)
         return -float(np.average(np.abs(true - pred), weights=sample_weight))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
 
 
 # Its public name: pickles, skops files and their trusted-type lists read

@@ -7,8 +7,6 @@ from ._label_order import (
     categorical_order,
     check_known,
     check_order,
-    is_numeric,
-    no_order_error,
     ranks,
     resolve_order,
 )
@@ -63,22 +61,17 @@ def macro_averaged_mean_absolute_error(
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.shape != y_pred.shape or y_true.ndim != 1:
         raise ValueError("y_true and y_pred must be 1-d arrays of the same length.")
+    # Numbers without a given order are compared by value, not by rank.
+    order = resolve_order(
+        y_true,
+        y_pred,
+        labels=labels,
+        categories=categories,
+        who="macro_averaged_mean_absolute_error",
+        param="labels",
+    )
     if labels is not None or categories is not None:
-        order = resolve_order(
-            y_true,
-            y_pred,
-            labels=labels,
-            categories=categories,
-            who="macro_averaged_mean_absolute_error",
-            param="labels",
-        )
         y_true, y_pred = ranks(order, y_true), ranks(order, y_pred)
-    elif not (is_numeric(y_true) and is_numeric(y_pred)):
-        raise no_order_error(
-            np.concatenate([y_true, y_pred]),
-            who="macro_averaged_mean_absolute_error",
-            param="labels",
-        )
     y_true = y_true.astype(np.float64)
     y_pred = y_pred.astype(np.float64)
     weight = np.ones_like(y_true)

@@ -10,6 +10,7 @@ import os
 import struct
 import sys
 import warnings
+from contextlib import contextmanager
 from operator import itemgetter
 
 import numpy as np
@@ -551,9 +552,16 @@ def _check_params(estimator, params, name):
             f"{sorted(valid - set(params))}."
         )
     estimator.__dict__.update(params)
-    try:
+    with _invalid_parameters(name):
         estimator._validate_params()
         hidden_sizes(estimator.hidden_layer_sizes)
+
+
+@contextmanager
+def _invalid_parameters(name):
+    """The file's error for a parameter check's TypeError or ValueError."""
+    try:
+        yield
     except (TypeError, ValueError, OverflowError) as exc:
         raise bad(name, f"invalid parameters ({exc})") from None
 
@@ -585,21 +593,18 @@ def _resolved_network_params(estimator, name):
 
 def _plan_of(estimator, name):
     """The plan of the network the parameters and attributes describe."""
-    with warnings.catch_warnings():
-        # What a fit would warn about was said when it ran.
+    # What a fit would warn about was said when it ran.
+    with warnings.catch_warnings(), _invalid_parameters(name):
         warnings.simplefilter("ignore")
-        try:
-            plan = resolve_plan(
-                estimator.get_params(deep=False),
-                1000,
-                estimator.n_features_in_,
-                estimator._n_outputs(),
-                device=estimator.device_,
-                incremental=False,
-                widest_fixed=estimator._auto_fixed_budget_max_features,
-            )
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise bad(name, f"invalid parameters ({exc})") from None
+        plan = resolve_plan(
+            estimator.get_params(deep=False),
+            1000,
+            estimator.n_features_in_,
+            estimator._n_outputs(),
+            device=estimator.device_,
+            incremental=False,
+            widest_fixed=estimator._auto_fixed_budget_max_features,
+        )
     return dataclasses.replace(
         plan,
         encoding_bins=estimator.encoding_bins_,
@@ -749,10 +754,8 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
     history = _check_history(state.get("history"), attributes["n_iter_"], name)
     for key, value in attributes.items():
         setattr(estimator, key, value)
-    try:
+    with _invalid_parameters(name):
         class_weight_of(estimator, np.zeros(0, dtype=int))
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise bad(name, f"invalid parameters ({exc})") from None
     estimator.device_ = resolve_device(device)
     _resolved_network_params(estimator, name)
     estimator.n_encoded_features_ = getattr(estimator, "n_encoded_features_", None)

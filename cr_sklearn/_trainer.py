@@ -62,15 +62,13 @@ class BatchLoader:
     def __iter__(self):
         n = len(self.dataset)
         X, y = self.dataset.X, self.dataset.y
+        order = None
         if self.shuffle and n > self.batch_size:
             order = torch.randperm(n, device=y.device)
-            for start in range(0, n, self.batch_size):
-                idx = order[start : start + self.batch_size]
-                yield {k: v[idx] for k, v in X.items()}, y[idx]
-        else:
-            for start in range(0, n, self.batch_size):
-                sl = slice(start, start + self.batch_size)
-                yield {k: v[sl] for k, v in X.items()}, y[sl]
+        for start in range(0, n, self.batch_size):
+            idx = slice(start, start + self.batch_size)
+            idx = idx if order is None else order[idx]
+            yield {k: v[idx] for k, v in X.items()}, y[idx]
 
 
 def all_finite(tensors):
@@ -228,10 +226,6 @@ class StopRequests(Callback):
     def on_epoch_begin(self, net, **kwargs):
         if getattr(net, "stop_requested_", False):
             raise KeyboardInterrupt
-
-
-def _silent(*args, **kwargs):
-    pass
 
 
 def callbacks(plan, stopping, *, quiet, user, note):

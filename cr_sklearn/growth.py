@@ -17,13 +17,16 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseCR
+from ._base import BaseCR, init_arguments
+from ._docs import fill_methods
 from ._utils import validation_split
 from .nn.residual import ResidualCRNetwork
 
 __all__ = ["DepthGrowth", "expand_depth", "expand_width", "first_order_signal"]
 
 _SEED_MAX = 2**31 - 1
+# What DepthGrowth._candidates returns, by growth_history_'s names.
+_CHOICE = ("kind", "position", "signal", "signals")
 
 
 def _residual_network(module):
@@ -125,9 +128,9 @@ def first_order_signal(
     Examples
     --------
     >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=200, random_state=0)
     >>> from cr_sklearn import CRClassifier
     >>> from cr_sklearn.growth import first_order_signal
-    >>> X, y = make_classification(n_samples=200, random_state=0)
     >>> clf = CRClassifier((16, 16), architecture="residual", max_iter=20,
     ...                    random_state=0).fit(X, y)
     >>> first_order_signal(clf, X, y).shape
@@ -263,6 +266,48 @@ def _estimator_has(attr):
     return check
 
 
+# DepthGrowth's methods of ``X`` alone: their summary and Returns entry.
+_DELEGATED = {
+    "predict": (
+        "Predict with the selected model.",
+        "y_pred : ndarray of shape (n_samples,)\n    Predicted targets.",
+    ),
+    "predict_proba": (
+        "Class probabilities of the selected model.",
+        "proba : ndarray of shape (n_samples, n_classes)\n"
+        "    Columns follow ``classes_``.",
+    ),
+    "predict_log_proba": (
+        "Log class probabilities of the selected model.",
+        "log_proba : ndarray of shape (n_samples, n_classes)\n"
+        "    Columns follow ``classes_``.",
+    ),
+    "decision_function": (
+        "Decision function of the selected model.",
+        "scores : ndarray\n    As the wrapped estimator's ``decision_function``.",
+    ),
+    "jacobian": (
+        "Input Jacobian of the selected model's output.",
+        "jacobian : ndarray of shape (n_samples, n_outputs, n_features)\n"
+        "    ``d decision_function / d X`` per sample.",
+    ),
+}
+
+
+def _delegated(method):
+    """``DepthGrowth.<method>(X)``: the selected model's, where it has one."""
+
+    def delegate(self, X):
+        return self._delegate(method, X)
+
+    summary, returns = _DELEGATED[method]
+    delegate.__name__ = method
+    delegate.__qualname__ = f"DepthGrowth.{method}"
+    delegate.__doc__ = f"{summary}\n\n%(Parameters_X_Returns)s\n{returns}\n"
+    return available_if(_estimator_has(method))(delegate)
+
+
+@fill_methods
 class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     """Grow a residual CR network block by block, guided by the first-order signal.
 
@@ -358,16 +403,8 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.max_blocks = max_blocks
-        self.max_steps = max_steps
-        self.tol = tol
-        self.grow = grow
-        self.width_step = width_step
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.verbose = verbose
+        for name, value in init_arguments(locals()).items():
+            setattr(self, name, value)
 
     def _candidates(self, model, X, y, excluded):
         """Best ``(kind, site, signal, signals)`` under the growth rule, or None."""
@@ -404,10 +441,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     def fit(self, X, y):
         """Grow the network on ``X`` and ``y``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        %(Parameters_X_train)s
         y : array-like of shape (n_samples,)
             Targets.
 
@@ -454,14 +488,10 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         X_val, y_val = (None, None) if val is None else (X[val], y[val])
 
         def record(step, choice, model, train_loss, kept, tic):
-            kind, site, signal, signals = choice
             valid_loss = None if X_val is None else _data_loss(model, X_val, y_val)
             entry = {
                 "step": step,
-                "kind": kind,
-                "position": site,
-                "signal": signal,
-                "signals": signals,
+                **dict(zip(_CHOICE, choice, strict=True)),
                 "n_blocks": _residual_network(model.module_).n_blocks,
                 "hidden_layer_sizes": tuple(model.hidden_layer_sizes),
                 "train_loss": train_loss,
@@ -470,7 +500,6 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
                 "n_epochs": int(model.n_iter_),
                 "fit_time": time.perf_counter() - tic,
             }
-
             history.append(entry)
             self._log(entry)
             return entry
@@ -535,94 +564,17 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         return getattr(self.estimator_, method)(X, *args, **kwargs)
 
-    @available_if(_estimator_has("predict"))
-    def predict(self, X):
-        """Predict with the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        return self._delegate("predict", X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities of the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
-        """
-        return self._delegate("predict_proba", X)
-
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X):
-        """Log class probabilities of the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
-        """
-        return self._delegate("predict_log_proba", X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        scores : ndarray
-            As the wrapped estimator's ``decision_function``.
-        """
-        return self._delegate("decision_function", X)
-
-    @available_if(_estimator_has("jacobian"))
-    def jacobian(self, X):
-        """Input Jacobian of the selected model's output.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
-
-        Returns
-        -------
-        jacobian : ndarray of shape (n_samples, n_outputs, n_features)
-            ``d decision_function / d X`` per sample.
-        """
-        return self._delegate("jacobian", X)
+    predict = _delegated("predict")
+    predict_proba = _delegated("predict_proba")
+    predict_log_proba = _delegated("predict_log_proba")
+    decision_function = _delegated("decision_function")
+    jacobian = _delegated("jacobian")
 
     @available_if(_estimator_has("input_gradient_norms"))
     def input_gradient_norms(self, X, *, scale=None):
         """Per-sample input-gradient norms of the selected model.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input samples.
+        %(Parameters_X)s
         scale : array-like of shape (n_features,), default=None
             The unit of each column; ``None``: the training standard deviations.
 
@@ -641,14 +593,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """The selected model's own score (accuracy for a classifier).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the test samples.
+        %(Parameters_score)s
 
         Returns
         -------
