@@ -987,8 +987,9 @@ def suite_report(task, results, specs, skipped, head):
         lines += [f"- {name}: {why}" for name, why in skipped.items()]
     if results.empty:
         return "\n".join([*lines, "", "No results."]) + "\n"
-    cached = int(results["cached"].sum())
-    lines += ["", f"Fits: {len(results)}, of which {cached} from the cache."]
+    fits = results[results["model"] != BEFORE]  # --against rows are not fits
+    cached = int(fits["cached"].sum())
+    lines += ["", f"Fits: {len(fits)}, of which {cached} from the cache."]
     if "error" in results:
         failed = results.dropna(subset=["error"])
         lines += ["", f"Failed fits ({len(failed)}; their scores are left out):", ""]
@@ -1272,6 +1273,8 @@ def suite_command(task, args):
     )
     notes = [splits]
     for name, cap in task.max_train_rows.items():
+        if name not in {spec.name for spec in specs}:
+            continue
         notes.append(
             f"{name} trains on at most {cap:,} rows of each training "
             "fold (a stratified subsample seeded by the split)."
@@ -1282,7 +1285,8 @@ def suite_command(task, args):
             params = {**network.get_params(), "random_state": "the split's index"}
             changed = dict(spec.params) or "the defaults"
             notes.append(f"{spec.name}: {task.estimator} with {changed}; all: {params}")
-    head = header(task.title, args.argv, task.versions, notes)
+    title = task.title + (": CR against earlier records" if args.against else "")
+    head = header(title, args.argv, task.versions, notes)
     report = suite_report(task, results, specs, skipped, head)
     if args.against is not None and not results.empty:
         report += "\n".join(against_section(task, results, args.against)) + "\n"

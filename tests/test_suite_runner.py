@@ -9,6 +9,7 @@ the paired differences, the adoption rule, the report and the listing.
 import argparse
 import dataclasses
 import json
+import re
 import types
 
 import numpy as np
@@ -415,6 +416,31 @@ def test_a_suite_command_runs_the_task_end_to_end(capsys):
     assert "Fits: 12, of which 0 from the cache." in text
     assert "c: ToyRegressor with {'C': 0.1}; all: {" in text
     assert "## Adoption rule (issue 39)" in text
+
+
+def test_records_and_a_run_against_them(tmp_path):
+    # A second run on the same splits and seeds: CR against the records'
+    # CR is identical on every table, and the records' rows are no fits.
+    records = tmp_path / "before.csv"
+    argv = ["--split", "all", "--models", "CR", "--repeats", "1", "--n-jobs", "1"]
+    argv += ["--no-cache", "--no-progress"]
+    harness.suite_command(TASK, _parse(TASK, [*argv, "--records", str(records)]))
+    before = pd.read_csv(records)
+    assert len(before) == 4 and set(before["model"]) == {"CR"}
+    text = harness.suite_command(TASK, _parse(TASK, [*argv, "--against", str(records)]))
+    assert text.startswith("# Toy suite: CR against earlier records\n")
+    assert "Fits: 4, of which 0 from the cache." in text
+    assert "## CR against earlier records (before.csv)" in text
+    zero = r"[-+]0\.000"
+    assert re.search(
+        rf"\| loss \| all \| 2 \| {zero} \[{zero}, {zero}\] \| 0 / 2 / 0 \|", text
+    )
+    assert text.count("| yes |") == 2
+    # A changed record shows as a difference, no longer identical.
+    before.loc[before["table"] == "small", "loss"] += 0.5
+    before.to_csv(records, index=False)
+    text = harness.suite_command(TASK, _parse(TASK, [*argv, "--against", str(records)]))
+    assert text.count("| yes |") == 1 and "| small | under 2,000 | -0.500" in text
 
 
 def test_a_candidate_with_encode_bins_is_an_encoder_pipeline():
