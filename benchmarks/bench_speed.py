@@ -20,6 +20,9 @@ a repeat run back to back, so a drift in the machine's load hits both):
     ``cr-sklearn --help`` and an argument error in fresh processes (target
     < 0.5 s, torch not imported); ``import cr_sklearn`` and its estimator
     against ``import torch, sklearn`` (target <= 0.3 s more).
+``study``
+    The README's ``cr-sklearn study`` as written (its wall time, the figure
+    the README points to).
 ``train``
     One epoch of plain PyTorch training steps of ``cr_sklearn.nn.CRNetwork``
     (Adam, one thread) per penalty: the local penalty against none (target
@@ -57,7 +60,7 @@ from pathlib import Path
 import numpy as np
 from harness import Config, header, markdown_table, median_ratio, one_thread, timed
 
-SECTIONS = ("threads", "fit", "predict", "cli", "train")
+SECTIONS = ("threads", "fit", "predict", "cli", "train", "study")
 HIDDEN = (64, 64)
 EPOCH_ROWS = 4096
 
@@ -528,6 +531,26 @@ def section_train(rec, args):
                     f"{ms:.1f} ms",
                 )
             )
+
+
+def section_study(rec, args):
+    """The README's ``cr-sklearn study`` (750 fits on Pima), wall time, as written."""
+    import tempfile
+
+    with (
+        tempfile.TemporaryDirectory() as out,
+        rec.case("the command's defaults") as rows,
+    ):
+        argv = [*_console_script(), "study", "--out", out]
+        wall = timed(subprocess.run, argv, capture_output=True, check=True)
+        rows.append(
+            row(
+                "cr-sklearn study",
+                "the README's command on Pima (750 fits; wall)",
+                "(absolute)",
+                f"{wall:.0f} s",
+            )
+        )
 
 
 def run_speed(args):

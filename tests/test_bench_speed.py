@@ -78,3 +78,19 @@ def test_the_gpu_check_says_when_cuda_is_absent(capsys):
         pytest.skip("a CUDA device is here: the check itself runs")
     assert speed.run_gpu(argparse.Namespace(argv=["gpu"])) == (None, 0)
     assert "CUDA is not available" in capsys.readouterr().out
+
+
+def test_the_study_section_times_the_readme_command(monkeypatch):
+    # A stand-in for the command: it checks the arguments the README gives.
+    import sys
+
+    check = "import sys; assert sys.argv[1:3] == ['study', '--out'], sys.argv"
+    monkeypatch.setattr(speed, "_console_script", lambda: [sys.executable, "-c", check])
+    rec = speed.Rows()
+    speed.section_study(rec, argparse.Namespace())
+    (row,) = rec.rows
+    assert row[0] == "cr-sklearn study" and row[3].endswith(" s")
+    failing = [sys.executable, "-c", "raise SystemExit(3)"]
+    monkeypatch.setattr(speed, "_console_script", lambda: failing)
+    with pytest.raises(Exception, match="exit status 3"):
+        speed.section_study(speed.Rows(), argparse.Namespace())
