@@ -277,7 +277,8 @@ def test_a_tiny_run_writes_the_report_by_band_and_caches_baselines(tmp_path, cap
     assert text.startswith(
         "# Benchmark suite\n\nCommand: `python benchmarks/run.py suite"
     )
-    assert "SVC trains on at most 10,000 rows of each training fold" in text
+    # Row caps are noted only for the models that ran (SVC did not).
+    assert "SVC trains on at most" not in text
     assert "CR: CRClassifier with the defaults" in text
     for section in ("## Summary", "### All tables", "### under 2,000 rows",
                     "## CR minus each model"):  # fmt: skip
@@ -293,6 +294,16 @@ def test_a_tiny_run_writes_the_report_by_band_and_caches_baselines(tmp_path, cap
     assert 0 <= scores["accuracy"] <= 1 and scores["n_train"] == 75
     _run(capsys, *argv)
     assert "Fits: 4, of which 2 from the cache." in output.read_text()
+
+
+def test_row_caps_are_noted_for_the_models_that_ran(tmp_path, capsys):
+    output = tmp_path / "suite.md"
+    argv = ["--split", "all", "--tables", "iris", "--models", "SVC"]
+    argv += ["--repeats", "1", "--n-jobs", "1", "--no-cache"]
+    _run(capsys, *argv, "--output", str(output), "--no-progress")
+    assert "SVC trains on at most 10,000 rows of each training fold" in (
+        output.read_text()
+    )
 
 
 @pytest.mark.slow
@@ -321,3 +332,19 @@ def test_predictions_are_the_trained_function_on_every_fold(table):
         np.testing.assert_allclose(
             model.predict_proba(Z[rows]), trained, rtol=0, atol=1e-4
         )
+
+
+@pytest.mark.parametrize("name", sorted(load_benchmark("rules").RULES))
+def test_every_rule_set_gives_parameters_the_estimator_accepts(name):
+    from cr_sklearn import CRClassifier
+
+    rules = load_benchmark("rules")
+    for n, d, k in [(300, 5, 2), (2500, 12, 3), (30_000, 150, 26)]:
+        params = rules.RULES[name](n, d, k)
+        assert set(params) <= set(CRClassifier().get_params()), params
+    # Width and penalty follow the rows for the round-B sets.
+    if name in {"C", "C2"}:
+        assert rules.RULES[name](30_000, 8, 2)["hidden_layer_sizes"] == (256, 256)
+        assert rules.RULES[name](500, 8, 2)["hidden_layer_sizes"] == (64, 64)
+    if name == "C2":
+        assert rules.RULES[name](8000, 8, 2)["dreg_lambda"] == pytest.approx(0.005)
