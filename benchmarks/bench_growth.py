@@ -17,14 +17,25 @@ Run::
     python benchmarks/run.py growth --quick --output growth_smoke.md
 """
 
-from pathlib import Path
-
 import numpy as np
-from harness import Config, header, markdown_table, one_thread, timed
+from harness import (
+    Config,
+    header,
+    load_sst5_embeddings,
+    markdown_table,
+    one_thread,
+    timed,
+)
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PARAMS = {"architecture": "residual", "dreg": "local", "batch_size": 256}
 PARAMS |= {"max_iter": 60, "n_iter_no_change": 8, "n_threads": 1, "random_state": 0}
+#: The columns of the report's three tables, in order.
+SWEEP_COLUMNS = ("data", "width", "depth", "signal_max", "signal_mean", "train_loss")
+SWEEP_COLUMNS += ("log_loss", "accuracy", "mae", "epochs", "fit_s")
+PATH_COLUMNS = ("data", "width", "step", "depth_before", "position", "signal")
+PATH_COLUMNS += ("train_loss", "valid_loss", "kept", "epochs")
+COMPARE_COLUMNS = ("data", "width", "model", "blocks", "log_loss", "accuracy", "mae")
+COMPARE_COLUMNS += ("fit_s", "fit_s_rule")
 
 
 def load_data(names, data_dir=None):
@@ -40,14 +51,11 @@ def load_data(names, data_dir=None):
             X, y, test_size=0.25, stratify=y, random_state=0
         )
         data["wine"] = (X_tr, y_tr, X_te, y_te)
-    path = Path(data_dir or SHARED) / "sst5" / "minilm_embeddings.npz"
-    if "sst5" in names and path.exists():
-        with np.load(path) as npz:
-            data["sst5"] = tuple(
-                npz[k] for k in ("X_train", "y_train", "X_test", "y_test")
-            )
-    elif "sst5" in names:
-        print(f"SST-5 embeddings not found at {path}; skipped.")
+    if "sst5" in names:
+        try:
+            data["sst5"] = load_sst5_embeddings(data_dir)
+        except FileNotFoundError as exc:
+            print(exc)
     return data
 
 
@@ -192,22 +200,7 @@ def run(args):
         "positions) on the training data; losses are log-loss.",
         "",
     ]
-    lines += _table(
-        sweep,
-        [
-            "data",
-            "width",
-            "depth",
-            "signal_max",
-            "signal_mean",
-            "train_loss",
-            "log_loss",
-            "accuracy",
-            "mae",
-            "epochs",
-            "fit_s",
-        ],
-    )
+    lines += _table(sweep, SWEEP_COLUMNS)
     lines += [
         "",
         "## 1. Along the growth path",
@@ -217,21 +210,7 @@ def run(args):
         "by the substitution rule; losses on the growth-training / held-out 20%.",
         "",
     ]
-    lines += _table(
-        path,
-        [
-            "data",
-            "width",
-            "step",
-            "depth_before",
-            "position",
-            "signal",
-            "train_loss",
-            "valid_loss",
-            "kept",
-            "epochs",
-        ],
-    )
+    lines += _table(path, PATH_COLUMNS)
     lines += [
         "",
         "## 3. Growth against the same final size from scratch",
@@ -240,20 +219,7 @@ def run(args):
         "without validation improvement (the default `n_iter_no_change=1`).",
         "",
     ]
-    lines += _table(
-        compare,
-        [
-            "data",
-            "width",
-            "model",
-            "blocks",
-            "log_loss",
-            "accuracy",
-            "mae",
-            "fit_s",
-            "fit_s_rule",
-        ],
-    )
+    lines += _table(compare, COMPARE_COLUMNS)
     return "\n".join(lines) + "\n"
 
 
@@ -264,12 +230,4 @@ def add_arguments(parser):
     parser.add_argument("--data-dir", default=None)
 
 
-CONFIGS = [
-    Config(
-        "growth",
-        "depth growth of residual CR networks",
-        add_arguments,
-        run,
-        lambda a: "growth.md",
-    )
-]
+CONFIGS = [Config("growth", "depth growth of residual CR networks", add_arguments, run)]

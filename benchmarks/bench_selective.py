@@ -32,6 +32,7 @@ import pandas as pd
 import suite_tables
 from harness import (
     Config,
+    comma_names,
     fmt,
     header,
     make_preprocessing,
@@ -39,6 +40,7 @@ from harness import (
     markdown_table,
     one_thread,
     parallel,
+    select_tables,
     subsample,
 )
 
@@ -353,13 +355,9 @@ def report(results, args, skipped, head):
 
 def run(args):
     """The ``selective`` report."""
-    tables, skipped = [], {}
-    for table in suite_tables.get_tables(args.tables, args.split):
-        reason = suite_tables.why_unavailable(table, args.data_dir)
-        if reason:
-            skipped[table.name] = reason
-        else:
-            tables.append(table)
+    tables, skipped = select_tables(
+        suite_tables, args.tables, args.split, args.data_dir
+    )
     jobs, labels = [], []
     for table in tables:
         _, y = suite_tables.load_table(table, args.data_dir)
@@ -391,17 +389,13 @@ def run(args):
     return report(results, args, skipped, head)
 
 
-def _names(text):
-    return [n for n in text.split(",") if n]
-
-
 def add_arguments(parser):
     """The options of ``selective``."""
     parser.add_argument("--split", choices=["all", "tune", "confirm"], default="all")
-    parser.add_argument("--tables", type=_names, default=None)
+    parser.add_argument("--tables", type=comma_names, default=None)
     parser.add_argument(
         "--ordinal",
-        type=_names,
+        type=comma_names,
         default=["sst5"],
         help="tables also run as ordinal tasks ('' for none)",
     )
@@ -417,7 +411,7 @@ def add_arguments(parser):
     parser.add_argument("--draws", type=int, default=5)
     parser.add_argument("--max-test-rows", type=int, default=2000)
     parser.add_argument("--max-gradient-rows", type=int, default=300)
-    parser.add_argument("--baselines", type=_names, default=list(BASELINES))
+    parser.add_argument("--baselines", type=comma_names, default=list(BASELINES))
     parser.add_argument("--quick", action="store_true", help="tiny CR fits (smoke)")
     parser.add_argument("--n-members", type=int, default=1)
     parser.add_argument("--n-jobs", type=int, default=1)
@@ -430,6 +424,5 @@ CONFIGS = [
         "risk-coverage of CR's signals on the suite tables",
         add_arguments,
         run,
-        lambda a: "selective.md",
-    ),
+    )
 ]

@@ -58,11 +58,28 @@ import time
 from pathlib import Path
 
 import numpy as np
-from harness import Config, header, markdown_table, median_ratio, one_thread, timed
+from harness import (
+    Config,
+    header,
+    load_pima_arrays,
+    markdown_table,
+    median_ratio,
+    one_thread,
+    timed,
+)
 
 SECTIONS = ("threads", "fit", "predict", "cli", "train", "study")
 HIDDEN = (64, 64)
 EPOCH_ROWS = 4096
+COLUMNS = ("measure", "case", "against", "value", "target", "met", "threads", "load")
+
+
+class Block(list):
+    """The rows of one case; ``add`` appends a :func:`row`."""
+
+    def add(self, *args, **kwargs):
+        """Append ``row(*args, **kwargs)``."""
+        self.append(row(*args, **kwargs))
 
 
 class Rows:
@@ -74,25 +91,14 @@ class Rows:
     @contextlib.contextmanager
     def case(self, threads):
         """Rows added in the block get ``threads`` and the load before and after."""
-        block, before = [], os.getloadavg()[0]
+        block, before = Block(), os.getloadavg()[0]
         yield block
         load = f"{before:.2f} / {os.getloadavg()[0]:.2f}"
         self.rows += [[*row, threads, load] for row in block]
 
     def table(self):
         """Targets first, then the details."""
-        rows = sorted(self.rows, key=lambda r: r[4] == "")
-        cols = [
-            "measure",
-            "case",
-            "against",
-            "value",
-            "target",
-            "met",
-            "threads",
-            "load",
-        ]
-        return markdown_table(cols, rows)
+        return markdown_table(COLUMNS, sorted(self.rows, key=lambda r: r[4] == ""))
 
 
 def row(measure, case, against, value, target="", limit=None, ok=None):
@@ -104,17 +110,14 @@ def row(measure, case, against, value, target="", limit=None, ok=None):
     return [measure, case, against, cell, target, met]
 
 
-def _pima():
-    from cr_sklearn.datasets import load_pima
-
-    X, y = load_pima(return_X_y=True)
-    return np.asarray(X, dtype=float), np.asarray(y)
-
-
 def _cr(X, y, **params):
     from cr_sklearn import CRClassifier
 
     return CRClassifier(random_state=0, **params).fit(X, y)
+
+
+def _params(params):
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
 def _mlp(max_iter=100):
@@ -160,59 +163,71 @@ def busy_processes(n):
 
 def section_fit(rec, args):
     """A default Pima fit against MLPClassifier at the same steps."""
-    X, y = _pima()
-    times = {"cr": [], "mlp": []}
+    X, y = load_pima_arrays()
+    # Where the time goes: the same fit without the penalty, with the
+    # layer-local one, and with the stream on 4 directions, in the same run.
+    variants = {
+        "cr": {},
+        "cr_none": {"dreg": None},
+        "cr_local": {"dreg": "local"},
+        "cr_k4": {"n_projections": 4},
+    }
+    times = {name: [] for name in [*variants, "mlp"]}
     with rec.case(1) as rows, one_thread():
         _cr(X, y, n_threads=1, max_iter=2)
         _mlp(2).fit(X, y)
         for r in range(args.repeats):
             for name in _rotated(list(times), r):
                 start = time.process_time()
-                model = _cr(X, y, n_threads=1) if name == "cr" else _mlp().fit(X, y)
+                if name == "mlp":
+                    model = _mlp().fit(X, y)
+                else:
+                    model = _cr(X, y, n_threads=1, **variants[name])
                 times[name].append(time.process_time() - start)
                 if name == "cr":
                     cr = model
-                else:
+                elif name == "mlp":
                     mlp = model[-1]
         # batch_size="auto" is min(200, n): the documented rule (no fitted attribute).
         per_epoch = math.ceil(len(y) / min(200, len(y)))
         cr_steps, mlp_steps = cr.n_iter_ * per_epoch, mlp.n_iter_ * per_epoch
-        rows.append(
-            row(
-                "Pima fit",
-                "CRClassifier(n_threads=1), defaults (CPU time)",
-                "MLPClassifier((64, 64), batch 200, 100 epochs, no early stop)",
-                median_ratio(times, "cr", "mlp"),
-                "<= 3.5",
-                3.5,
-            )
+        rows.add(
+            "Pima fit",
+            "CRClassifier(n_threads=1), defaults (CPU time)",
+            "MLPClassifier((64, 64), batch 200, 100 epochs, no early stop)",
+            median_ratio(times, "cr", "mlp"),
+            "<= 3.5",
+            3.5,
         )
-        rows.append(
-            row(
-                "Pima fit",
-                f"optimizer steps: CR {cr.n_iter_} epochs, MLP "
-                f"{mlp.n_iter_} epochs, {per_epoch} batches each",
-                "(the same work)",
-                f"{cr_steps} / {mlp_steps}",
-                "equal",
-                ok=cr_steps == mlp_steps,
-            )
+        rows.add(
+            "Pima fit",
+            f"optimizer steps: CR {cr.n_iter_} epochs, MLP "
+            f"{mlp.n_iter_} epochs, {per_epoch} batches each",
+            "(the same work)",
+            f"{cr_steps} / {mlp_steps}",
+            "equal",
+            ok=cr_steps == mlp_steps,
         )
+        for name in ("cr_none", "cr_local", "cr_k4"):
+            rows.add(
+                "Pima fit",
+                f"CRClassifier(n_threads=1, {_params(variants[name])}) (CPU time)",
+                "MLPClassifier, as above",
+                median_ratio(times, name, "mlp"),
+            )
         for name, label in (("cr", "CR"), ("mlp", "MLPClassifier")):
             ms = 1e3 * float(np.median(times[name])) / cr_steps
-            rows.append(
-                row(
-                    "Pima fit",
-                    f"{label} ms per step (CPU time)",
-                    "(absolute)",
-                    f"{ms:.2f} ms",
-                )
+            rows.add(
+                "Pima fit",
+                f"{label} ms per step (CPU time)",
+                "(absolute)",
+                f"{ms:.2f} ms",
             )
 
 
 def section_predict(rec, args):
     """``predict_proba`` latency of 1 row and time of 100k rows."""
-    X, y = _pima()
+    X, y = load_pima_arrays()
     rng = np.random.default_rng(0)
     big = X[rng.integers(0, len(X), 100_000)]
     big = big + 0.1 * X.std(axis=0) * rng.standard_normal(big.shape)
@@ -233,25 +248,21 @@ def section_predict(rec, args):
                 many[name].append(
                     timed(model.predict_proba, big, clock=time.process_time)
                 )
-        rows.append(
-            row(
-                "predict_proba 1 row",
-                "CR latency (CPU time)",
-                "MLPClassifier, same sizes",
-                median_ratio(single, "CR", "MLP"),
-                "<= 1.5",
-                1.5,
-            )
+        rows.add(
+            "predict_proba 1 row",
+            "CR latency (CPU time)",
+            "MLPClassifier, same sizes",
+            median_ratio(single, "CR", "MLP"),
+            "<= 1.5",
+            1.5,
         )
-        rows.append(
-            row(
-                "predict_proba 100k rows",
-                "CR time (CPU time)",
-                "MLPClassifier, same sizes",
-                median_ratio(many, "CR", "MLP"),
-                "<= 1",
-                1.0,
-            )
+        rows.add(
+            "predict_proba 100k rows",
+            "CR time (CPU time)",
+            "MLPClassifier, same sizes",
+            median_ratio(many, "CR", "MLP"),
+            "<= 1",
+            1.0,
         )
         us = 1e6 * float(np.median(single["CR"]))
         rows.append(
@@ -274,7 +285,7 @@ def _table_like(n=5000, d=50, seed=0):
 
 # The shapes of the thread rule: the default Pima fit, and fixed epochs on wider ones.
 THREAD_SHAPES = {
-    "Pima fit": (_pima, {}),
+    "Pima fit": (load_pima_arrays, {}),
     "384-column embedding, 2,000 rows, 10 epochs": (
         _embedding_like,
         {"max_iter": 10, "early_stopping": False},
@@ -299,27 +310,23 @@ def section_threads(rec, args):
                     for name in _rotated(list(cases), r):
                         times[name].append(timed(_cr, X, y, **fit, **cases[name]))
                 if busy:
-                    rows.append(
-                        row(
-                            f"{shape}, loaded",
-                            "default n_threads='auto' (wall)",
-                            "n_threads=1, same load",
-                            median_ratio(times, "auto", "1"),
-                            "<= 1.1",
-                            1.1,
-                        )
+                    rows.add(
+                        f"{shape}, loaded",
+                        "default n_threads='auto' (wall)",
+                        "n_threads=1, same load",
+                        median_ratio(times, "auto", "1"),
+                        "<= 1.1",
+                        1.1,
                     )
                 else:
                     best = min(("1", "2"), key=lambda n: np.median(times[n]))
-                    rows.append(
-                        row(
-                            f"{shape}, idle",
-                            "default n_threads='auto' (wall)",
-                            f"better of n_threads=1 and 2 (here {best})",
-                            median_ratio(times, "auto", best),
-                            "<= 1.15",
-                            1.15,
-                        )
+                    rows.add(
+                        f"{shape}, idle",
+                        "default n_threads='auto' (wall)",
+                        f"better of n_threads=1 and 2 (here {best})",
+                        median_ratio(times, "auto", best),
+                        "<= 1.15",
+                        1.15,
                     )
 
 
@@ -358,15 +365,13 @@ def section_cli(rec, args):
                         f"{argv} exited {done.returncode}: {done.stderr[-300:]}"
                     )
             wall = float(np.median(walls))
-            rows.append(
-                row(
-                    "CLI start-up",
-                    f"`cr-sklearn {' '.join(argv)}`, fresh process (wall, median)",
-                    "(absolute)",
-                    f"{wall:.3f} s",
-                    "< 0.5 s",
-                    ok=wall < 0.5,
-                )
+            rows.add(
+                "CLI start-up",
+                f"`cr-sklearn {' '.join(argv)}`, fresh process (wall, median)",
+                "(absolute)",
+                f"{wall:.3f} s",
+                "< 0.5 s",
+                ok=wall < 0.5,
             )
             probe = subprocess.run(
                 [sys.executable, "-c", _TORCH_PROBE.format(argv=argv)],
@@ -374,15 +379,13 @@ def section_cli(rec, args):
                 text=True,
             )
             imported = "TORCH_IMPORTED=True" in probe.stdout
-            rows.append(
-                row(
-                    "CLI start-up",
-                    f"`{' '.join(argv)}`: torch imported?",
-                    "(sys.modules after cli.main)",
-                    "yes" if imported else "no",
-                    "no",
-                    ok=not imported,
-                )
+            rows.add(
+                "CLI start-up",
+                f"`{' '.join(argv)}`: torch imported?",
+                "(sys.modules after cli.main)",
+                "yes" if imported else "no",
+                "no",
+                ok=not imported,
             )
         snippets = {
             "torch, sklearn": "import torch, sklearn",
@@ -398,15 +401,13 @@ def section_cli(rec, args):
         base = float(np.median(walls["torch, sklearn"]))
         for name in ("cr_sklearn", "estimator"):
             more = float(np.median(walls[name])) - base
-            rows.append(
-                row(
-                    "import time",
-                    f"`{snippets[name]}` minus `import torch, sklearn` (wall, medians)",
-                    "import torch, sklearn",
-                    f"{more:.3f} s",
-                    "<= 0.3 s more",
-                    ok=more <= 0.3,
-                )
+            rows.add(
+                "import time",
+                f"`{snippets[name]}` minus `import torch, sklearn` (wall, medians)",
+                "import torch, sklearn",
+                f"{more:.3f} s",
+                "<= 0.3 s more",
+                ok=more <= 0.3,
             )
 
 
@@ -491,45 +492,37 @@ def section_train(rec, args):
                 for name, spec in _train_variants(d).items()
             }
             shape = f"d={d} w={width}x{width} b={batch}"
-            rows.append(
-                row(
-                    "train epoch",
-                    f"{shape}: local",
-                    "poly, no penalty",
-                    median_ratio(times, "local", "poly"),
-                    "<= 1.3",
-                    1.3,
-                )
+            rows.add(
+                "train epoch",
+                f"{shape}: local",
+                "poly, no penalty",
+                median_ratio(times, "local", "poly"),
+                "<= 1.3",
+                1.3,
             )
-            rows.append(
-                row(
-                    "train epoch",
-                    f"{shape}: stream (default, 64 rows)",
-                    "IGPen",
-                    median_ratio(times, "stream (default)", "IGPen"),
-                    "<= 1",
-                    1.0,
-                )
+            rows.add(
+                "train epoch",
+                f"{shape}: stream (default, 64 rows)",
+                "IGPen",
+                median_ratio(times, "stream (default)", "IGPen"),
+                "<= 1",
+                1.0,
             )
             if "stream k=1, every row" in times:
-                rows.append(
-                    row(
-                        "train epoch",
-                        f"{shape}: stream k=1, every row",
-                        "IGPen",
-                        median_ratio(times, "stream k=1, every row", "IGPen"),
-                        "<= 0.9",
-                        0.9,
-                    )
+                rows.add(
+                    "train epoch",
+                    f"{shape}: stream k=1, every row",
+                    "IGPen",
+                    median_ratio(times, "stream k=1, every row", "IGPen"),
+                    "<= 0.9",
+                    0.9,
                 )
             ms = 1e3 * float(np.median(times["relu"]))
-            rows.append(
-                row(
-                    "train epoch",
-                    f"{shape}: ReLU network ms per epoch (CPU)",
-                    "(absolute)",
-                    f"{ms:.1f} ms",
-                )
+            rows.add(
+                "train epoch",
+                f"{shape}: ReLU network ms per epoch (CPU)",
+                "(absolute)",
+                f"{ms:.1f} ms",
             )
 
 
@@ -543,13 +536,11 @@ def section_study(rec, args):
     ):
         argv = [*_console_script(), "study", "--out", out]
         wall = timed(subprocess.run, argv, capture_output=True, check=True)
-        rows.append(
-            row(
-                "cr-sklearn study",
-                "the README's command on Pima (750 fits; wall)",
-                "(absolute)",
-                f"{wall:.0f} s",
-            )
+        rows.add(
+            "cr-sklearn study",
+            "the README's command on Pima (750 fits; wall)",
+            "(absolute)",
+            f"{wall:.0f} s",
         )
 
 
@@ -603,32 +594,16 @@ def run_threads(args):
     rows = []
     for d, width, batch in STEP_SHAPES:
         spec = ("poly", ("stream", "exact" if d <= 32 else 4, 64))
-        per = {
-            t: np.median(
-                epoch_time(
-                    d,
-                    width,
-                    batch,
-                    *spec,
-                    args.repeats,
-                    rows=batch * args.steps,
-                    threads=t,
-                )
+        per = {}
+        for t in (1, 2):
+            times = epoch_time(
+                d, width, batch, *spec, args.repeats, batch * args.steps, t
             )
-            / args.steps
-            for t in (1, 2)
-        }
+            per[t] = np.median(times) / args.steps
         macs = batch * (d * width + width * width + 2 * width)
+        ms = [f"{1e3 * per[t]:.2f}" for t in (1, 2)]
         rows.append(
-            [
-                d,
-                width,
-                batch,
-                f"{macs / 1e6:.1f}M",
-                f"{1e3 * per[1]:.2f}",
-                f"{1e3 * per[2]:.2f}",
-                f"{per[2] / per[1]:.2f}",
-            ]
+            [d, width, batch, f"{macs / 1e6:.1f}M", *ms, f"{per[2] / per[1]:.2f}"]
         )
     note = (
         f"{os.cpu_count()} CPUs, load before the run {os.getloadavg()[0]:.2f}. A step: "
@@ -636,15 +611,8 @@ def run_threads(args):
         f"stream DREG, Adam; {args.steps} steps, median of {args.repeats} (wall "
         "with two threads)."
     )
-    cols = [
-        "features",
-        "width",
-        "batch",
-        "multiply-adds per step",
-        "1 thread (ms)",
-        "2 threads (ms)",
-        "2 / 1",
-    ]
+    cols = ["features", "width", "batch", "multiply-adds per step", "1 thread (ms)"]
+    cols += ["2 threads (ms)", "2 / 1"]
     lines = header("Torch threads for training", args.argv, notes=[note])
     return "\n".join([*lines, "", *markdown_table(cols, rows)]) + "\n"
 
@@ -703,7 +671,7 @@ def run_load(args):
 
     torch.set_num_threads(1)
     rss_start = _rss_mib()
-    X, y = _pima()
+    X, y = load_pima_arrays()
     model = _cr(X, y)
     far = X.mean(0) + 100 * X.std(0) * np.random.default_rng(0).choice(
         [-1, 1], (8, X.shape[1])
@@ -739,19 +707,9 @@ def run_load(args):
         f"{max(peak + [_rss_mib()]):.1f}",
         f"{_rss_mib():.1f}",
     ]
-    cols = [
-        "calls",
-        "calls/s",
-        "p50 (ms)",
-        "p99 (ms)",
-        "max (ms)",
-        "errors",
-        "differ from serial",
-        "RSS start (MiB)",
-        "RSS warm (MiB)",
-        "RSS peak (MiB)",
-        "RSS after (MiB)",
-    ]
+    cols = ["calls", "calls/s", "p50 (ms)", "p99 (ms)", "max (ms)", "errors"]
+    cols += ["differ from serial", "RSS start (MiB)", "RSS warm (MiB)"]
+    cols += ["RSS peak (MiB)", "RSS after (MiB)"]
     note = (
         f"CRClassifier() fitted on Pima; {args.threads} threads x {args.calls:,} "
         "single-row `predict_proba` calls (1% of the rows 100 standard deviations "
@@ -773,7 +731,7 @@ def _load_args(parser):
 
 def run_members(args):
     """A fit with ``M`` members against ``M`` single fits, the same budget."""
-    X, y = _pima()
+    X, y = load_pima_arrays()
     params = {"max_iter": args.epochs, "n_threads": 1}
     rows = []
     with one_thread():
@@ -783,14 +741,9 @@ def run_members(args):
             for _ in range(args.repeats):
                 stacked.append(timed(_cr, X, y, n_members=m, **params))
                 separate.append(sum(timed(_cr, X, y, **params) for _ in range(m)))
-            rows.append(
-                [
-                    m,
-                    f"{np.median(stacked):.2f}",
-                    f"{np.median(separate):.2f}",
-                    f"{median_ratio({'a': stacked, 'b': separate}, 'a', 'b'):.2f}",
-                ]
-            )
+            ratio = median_ratio({"a": stacked, "b": separate}, "a", "b")
+            medians = [f"{np.median(t):.2f}" for t in (stacked, separate)]
+            rows.append([m, *medians, f"{ratio:.2f}"])
     note = (
         f"Pima, CRClassifier(n_members=M, max_iter={args.epochs}) (cross-fitted "
         f"members) against M fits of CRClassifier(max_iter={args.epochs}), one "
@@ -819,7 +772,7 @@ def run_gpu(args):
             "covers the CPU fallbacks)."
         )
         return None, 0
-    X, y = _pima()
+    X, y = load_pima_arrays()
     checks = []
     for n_projections in ("exact", 4):
         gpu = _cr(X, y, device="cuda", n_projections=n_projections)
@@ -872,39 +825,18 @@ def run_gpu(args):
 
 
 CONFIGS = [
-    Config(
-        "speed",
-        "the package's speed targets in one run",
-        _speed_args,
-        run_speed,
-        lambda a: "speed.md",
-    ),
+    Config("speed", "the package's speed targets in one run", _speed_args, run_speed),
     Config(
         "threads",
         "one against two torch threads per training step",
         _threads_args,
         run_threads,
-        lambda a: "threads.md",
+    ),
+    Config("load", "single-row predictions served from threads", _load_args, run_load),
+    Config(
+        "members", "a fit with M members against M fits", _members_args, run_members
     ),
     Config(
-        "load",
-        "single-row predictions served from threads",
-        _load_args,
-        run_load,
-        lambda a: "load.md",
-    ),
-    Config(
-        "members",
-        "a fit with M members against M fits",
-        _members_args,
-        run_members,
-        lambda a: "members.md",
-    ),
-    Config(
-        "gpu",
-        "the CUDA path against the CPU",
-        lambda p: None,
-        run_gpu,
-        lambda a: "gpu_check.md",
+        "gpu", "the CUDA path against the CPU", lambda p: None, run_gpu, "gpu_check.md"
     ),
 ]

@@ -32,16 +32,26 @@ Run::
 from pathlib import Path
 
 import numpy as np
-from harness import Config, header, markdown_table, one_thread, parallel, timed
+from harness import (
+    Config,
+    header,
+    load_pima_arrays,
+    load_sst5_embeddings,
+    markdown_table,
+    one_thread,
+    parallel,
+    timed,
+)
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
-
-def _pima():
-    from cr_sklearn.datasets import load_pima
-
-    X, y = load_pima(return_X_y=True)
-    return np.asarray(X, dtype=float), np.asarray(y)
+def _with_xgboost(models, **params):
+    """``models`` and, when installed, ``XGBoost`` with ``params`` (one thread)."""
+    try:
+        from xgboost import XGBClassifier
+    except ImportError:
+        print("xgboost is not installed: skipped")
+        return models
+    return {**models, "XGBoost": XGBClassifier(n_jobs=1, random_state=0, **params)}
 
 
 def _folds(y, repeats):
@@ -77,7 +87,7 @@ def pima_models():
     def scaled(model):
         return make_pipeline(StandardScaler(), model)
 
-    out = {
+    models = {
         "CRClassifier (raw X)": CRClassifier(random_state=0, n_threads=1),
         "StandardScaler + CRClassifier": scaled(
             CRClassifier(random_state=0, n_threads=1)
@@ -89,20 +99,14 @@ def pima_models():
             MLPClassifier((64, 64), max_iter=1000, random_state=0)
         ),
     }
-    try:
-        from xgboost import XGBClassifier
-
-        out["XGBoost"] = XGBClassifier(n_jobs=1, random_state=0)
-    except ImportError:
-        print("xgboost is not installed: skipped")
-    return out
+    return _with_xgboost(models)
 
 
 def run_pima(args):
     """The ``pima`` report."""
     from cr_sklearn.study import corrected_ttest
 
-    X, y = _pima()
+    X, y = load_pima_arrays()
     splits = _folds(y, args.repeats)
     acc = {}
     rows = []
@@ -112,13 +116,8 @@ def run_pima(args):
         scores = np.array([out[i][0] for i in range(len(jobs))])
         fit = np.mean([out[i][1] for i in range(len(jobs))])
         acc[name] = scores
-        rows.append(
-            [
-                name,
-                f"{100 * scores.mean():.2f} +- {100 * scores.std():.2f}",
-                f"{fit:.3f}",
-            ]
-        )
+        mean = f"{100 * scores.mean():.2f} +- {100 * scores.std():.2f}"
+        rows.append([name, mean, f"{fit:.3f}"])
     rows.sort(key=lambda r: -float(r[1].split()[0]))
     reference = "CRClassifier (raw X)"
     ratio = len(splits[0][1]) / len(splits[0][0])
@@ -167,7 +166,7 @@ def run_fraction(args):
             "(its fit times are that run's)"
         )
     else:
-        X, y = _pima()
+        X, y = load_pima_arrays()
         cv = RepeatedStratifiedKFold(n_splits=5, n_repeats=5, random_state=0)
         models = {"CR": CRClassifier(), **default_baselines()}
         result = data_fraction_study(
@@ -240,10 +239,8 @@ def run_factorial(args):
         "### Mean fit time per regulariser",
         "",
     ]
-    return (
-        "\n".join(lines + markdown_table(["regularizer", "seconds", "vs none"], rows))
-        + "\n"
-    )
+    lines += markdown_table(["regularizer", "seconds", "vs none"], rows)
+    return "\n".join(lines) + "\n"
 
 
 def _factorial_args(parser):
@@ -281,12 +278,7 @@ def tau_models(core=False):
         "SVC (RBF)": SVC(),
         "RandomForest(300)": RandomForestClassifier(n_estimators=300, random_state=0),
     }
-    try:
-        from xgboost import XGBClassifier
-
-        found["XGBoost"] = XGBClassifier(n_estimators=200, n_jobs=1, random_state=0)
-    except ImportError:
-        print("xgboost is not installed: skipped")
+    found = _with_xgboost(found, n_estimators=200)
     return {k: v for k, v in found.items() if not (core and k in EXTRA_TAU_ROWS)}
 
 
@@ -332,7 +324,7 @@ def run_tau(args):
     """The ``tau`` report."""
     from cr_sklearn import CRClassifier, gradient_tail_ratio
 
-    X, y = _pima()
+    X, y = load_pima_arrays()
     splits = _folds(y, args.repeats)
     rows, medians = [], {}
     for name, model in tau_models(args.core).items():
@@ -358,16 +350,8 @@ def run_tau(args):
             gradient_tail_ratio(nonzero, q=q) if nonzero else np.nan for q in (99, 95)
         ]
         accuracy = np.mean([out[i][1] for i in range(len(splits))])
-        rows.append(
-            [
-                name,
-                per_fold(99),
-                per_fold(95),
-                f"{pooled[0]:.3f}",
-                f"{pooled[1]:.3f}",
-                f"{accuracy:.3f}",
-            ]
-        )
+        pooled = [f"{p:.3f}" for p in pooled]
+        rows.append([name, per_fold(99), per_fold(95), *pooled, f"{accuracy:.3f}"])
     # The analytic path's cost: norms against predict_proba on 100k rows.
     with one_thread():
         model = CRClassifier(random_state=0, n_threads=1).fit(X, y)
@@ -387,17 +371,8 @@ def run_tau(args):
         "pooled = all folds' norms, each scaled by its mean."
     )
     lines = header("tau on Pima, by one rule for every model", args.argv, notes=[note])
-    lines += [""] + markdown_table(
-        [
-            "model",
-            "tau q=99 per fold",
-            "tau q=95 per fold",
-            "pooled q=99",
-            "pooled q=95",
-            "accuracy",
-        ],
-        rows,
-    )
+    cols = ["model", "tau q=99 per fold", "tau q=95 per fold", "pooled q=99"]
+    lines += ["", *markdown_table([*cols, "pooled q=95", "accuracy"], rows)]
     lines += ["", "## The papers' claim, restated", "", *restate_claim(medians), ""]
     lines += [
         "## Cost of the analytic path",
@@ -472,7 +447,7 @@ def _aurc(correct, confidence):
 
 
 def _reliability_pima(args):
-    X, y = _pima()
+    X, y = load_pima_arrays()
     jobs = [(X, y, tr, te, i) for i, (tr, te) in enumerate(_folds(y, args.repeats))]
     folds = [f for _, f in sorted(parallel(_reliability_fold, jobs, args.n_jobs))]
     # Quintiles within each fold (sensitivity is relative to its model), pooled.
@@ -528,13 +503,10 @@ def _reliability_pima(args):
 def _reliability_sst5(args):
     from cr_sklearn import CRClassifier
 
-    path = Path(args.data_dir or SHARED) / "sst5" / "minilm_embeddings.npz"
-    if not path.exists():
-        return [f"SST-5 embeddings not found at {path}; skipped.", ""]
-    with np.load(path) as npz:
-        X_tr, y_tr, X_te, y_te = (
-            npz[k] for k in ("X_train", "y_train", "X_test", "y_test")
-        )
+    try:
+        X_tr, y_tr, X_te, y_te = load_sst5_embeddings(args.data_dir)
+    except FileNotFoundError as exc:
+        return [str(exc), ""]
     with one_thread():
         model = CRClassifier(
             hidden_layer_sizes=(64,),
@@ -601,38 +573,26 @@ def _reliability_args(parser):
 
 CONFIGS = [
     Config(
-        "pima",
-        "Pima: CR defaults against the baselines, 5x5 CV",
-        _pima_args,
-        run_pima,
-        lambda a: "pima.md",
+        "pima", "Pima: CR defaults against the baselines, 5x5 CV", _pima_args, run_pima
     ),
     Config(
         "fraction",
         "the default data-fraction study on Pima",
         _fraction_args,
         run_fraction,
-        lambda a: "data_fraction.md",
+        "data_fraction.md",
     ),
     Config(
         "factorial",
         "activations x regularisers, clean and messy",
         _factorial_args,
         run_factorial,
-        lambda a: "factorial.md",
     ),
-    Config(
-        "tau",
-        "tau on Pima across model families, by one rule",
-        _tau_args,
-        run_tau,
-        lambda a: "tau.md",
-    ),
+    Config("tau", "tau on Pima across model families, by one rule", _tau_args, run_tau),
     Config(
         "reliability",
         "accuracy per input-sensitivity quintile",
         _reliability_args,
         run_reliability,
-        lambda a: "reliability.md",
     ),
 ]

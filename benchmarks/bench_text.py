@@ -24,10 +24,10 @@ Run::
 import os
 import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 from harness import (
+    SHARED,
     Config,
     header,
     markdown_table,
@@ -37,7 +37,6 @@ from harness import (
     timed,
 )
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FRACTIONS = (0.05, 0.10, 0.25, 0.50, 1.0)
 MODELS = ("CRClassifier", "CROrdinalRegressor", "LogisticRegression", "SVC", "MLP")
 DETERMINISTIC = {"LogisticRegression", "SVC"}
@@ -221,15 +220,8 @@ def run_text_cache(args):
             Z = SentenceEmbedder(cache=False).transform(texts)
             embed, n_once = time.perf_counter() - start, len(calls)
             search, wall = _search(np.asarray(Z), y, [cr()])
-            results.append(
-                (
-                    "embed once + search on the array",
-                    n_once,
-                    Counter(texts),
-                    wall + embed,
-                    search,
-                )
-            )
+            label = "embed once + search on the array"
+            results.append((label, n_once, Counter(texts), wall + embed, search))
     finally:
         SentenceTransformer.encode = original
     distinct = len(set(texts))
@@ -254,14 +246,8 @@ def run_text_cache(args):
         args.argv,
         notes=[note],
     )
-    cols = [
-        "arm",
-        "texts sent to the encoder",
-        "per distinct sentence (mean, max)",
-        "wall s",
-        "wall x cache=True",
-        "best CV accuracy",
-    ]
+    cols = ["arm", "texts sent to the encoder", "per distinct sentence (mean, max)"]
+    cols += ["wall s", "wall x cache=True", "best CV accuracy"]
     return "\n".join([*lines, "", *markdown_table(cols, table)]) + "\n"
 
 
@@ -272,17 +258,13 @@ def _cache_args(parser):
 
 CONFIGS = [
     Config(
-        "text",
-        "SST-5 and Yelp on frozen sentence embeddings",
-        _text_args,
-        run_text,
-        lambda a: "text.md",
+        "text", "SST-5 and Yelp on frozen sentence embeddings", _text_args, run_text
     ),
     Config(
         "text-cache",
         "encoder calls of a grid search, with and without cache",
         _cache_args,
         run_text_cache,
-        lambda a: "text_cache.md",
+        "text_cache.md",
     ),
 ]

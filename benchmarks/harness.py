@@ -28,6 +28,8 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+#: ``../shared/data`` beside the repository: the data sets that are not bundled.
+SHARED = HERE.parents[1] / "shared" / "data"
 CACHE = HERE / ".cache"
 CV_SEED = 0
 N_SPLITS = 2
@@ -58,15 +60,21 @@ class Config:
 
     ``add_arguments(parser)`` adds its options; ``run(args)`` returns its
     markdown report (or ``(report, exit_status)``; ``args.argv`` holds the
-    command's arguments); ``output(args)`` is the default file name under
-    ``results/``.
+    command's arguments); ``file`` names the report under ``results/``: a
+    name, a callable of the arguments, or ``<name>.md`` when None.
     """
 
     name: str
     help: str
     add_arguments: Callable
     run: Callable
-    output: Callable
+    file: Callable | str | None = None
+
+    def output(self, args):
+        """The default file name of the report under ``results/``."""
+        if callable(self.file):
+            return self.file(args)
+        return self.file or f"{self.name}.md"
 
 
 def git_commit():
@@ -163,6 +171,38 @@ def markdown_table(header_cells, rows):
 
 
 # -- data, splits and one-thread fits ------------------------------------------
+
+
+def load_pima_arrays():
+    """The bundled Pima table as float features and labels (numpy arrays)."""
+    from cr_sklearn.datasets import load_pima
+
+    X, y = load_pima(return_X_y=True)
+    return np.asarray(X, dtype=float), np.asarray(y)
+
+
+def load_sst5_embeddings(data_dir=None):
+    """SST-5's MiniLM embeddings: ``(X_train, y_train, X_test, y_test)``.
+
+    Parameters
+    ----------
+    data_dir : str or Path, default=None
+        The shared data folder; :data:`SHARED` when None.
+
+    Returns
+    -------
+    arrays : tuple of ndarray
+
+    Raises
+    ------
+    FileNotFoundError
+        Without the file; the message names it.
+    """
+    path = Path(data_dir or SHARED) / "sst5" / "minilm_embeddings.npz"
+    if not path.exists():
+        raise FileNotFoundError(f"SST-5 embeddings not found at {path}; skipped.")
+    with np.load(path) as npz:
+        return tuple(npz[k] for k in ("X_train", "y_train", "X_test", "y_test"))
 
 
 def make_preprocessing(X):
@@ -529,11 +569,13 @@ def select_tables(task, names, split, data_dir, fraction=1.0):
     """The tables to run and ``{name: reason}`` of those skipped.
 
     A table is skipped when its files or package are missing, and in a
-    ``fraction < 1`` run when it has under 1,000 rows.
+    ``fraction < 1`` run when it has under 1,000 rows. ``task``: a
+    :class:`Task` or a registry module.
     """
+    registry = getattr(task, "registry", task)
     tables, skipped = [], {}
-    for table in task.registry.get_tables(names, split):
-        reason = task.registry.why_unavailable(table, data_dir)
+    for table in registry.get_tables(names, split):
+        reason = registry.why_unavailable(table, data_dir)
         if reason is None and fraction < 1 and table.n_rows < MIN_ROWS_FRACTION:
             reason = f"under {MIN_ROWS_FRACTION:,} rows (--fraction runs)"
         if reason is None:
@@ -888,24 +930,14 @@ def adoption(task, results, candidate, reference="CR"):
     checks = []
     for band, label in ((None, "overall"), (BANDS[1], "in the 2,000-20,000 band")):
         summary = overall(task, means, models, band)
+        name = f"mean gap {label} improves by >= {task.margin:g} {unit}"
         if summary.empty or not summary["tables"].iloc[0]:
-            checks.append(
-                (
-                    f"mean gap {label} improves by >= {task.margin:g} {unit}",
-                    "none",
-                    False,
-                )
-            )
+            checks.append((name, "none", False))
             continue
         gain = summary.loc[candidate, "gap"] - summary.loc[reference, "gap"]
         gain = gain if task.primary.higher_is_better else -gain
-        checks.append(
-            (
-                f"mean gap {label} improves by >= {task.margin:g} {unit}",
-                f"{gain:+.{task.primary.digits}f}",
-                bool(gain >= task.margin),
-            )
-        )
+        measured = f"{gain:+.{task.primary.digits}f}"
+        checks.append((name, measured, bool(gain >= task.margin)))
     ratio = test_train_ratio(results)
     sign = 1 if task.primary.higher_is_better else -1
     for band, d in band_differences(task, results, candidate, reference, ratio).items():
@@ -913,7 +945,7 @@ def adoption(task, results, candidate, reference="CR"):
             continue
         worse = d["high"] < 0 if sign > 0 else d["low"] > 0
         name = f"band {band} not worse beyond its noise"
-        checks.append((name, _band_cell(task, d), not worse))
+        checks.append((name, _band_cell(task.primary, d), not worse))
     small = means[means["band"] == BANDS[0]]["fit_time"].unstack("model")
     if small.empty:
         checks.append(("median fit under 2,000 rows <= 1.5x", "no tables", False))
@@ -1099,9 +1131,7 @@ def against_section(task, results, path):
             task, results, "CR", BEFORE, ratio, metric
         ).items():
             signs = f"{d['better']} / {d['equal']} / {d['worse']}"
-            k = 2 if metric.scale == 100 else 3
-            cell = f"{d['mean']:+.{k}f} [{d['low']:+.{k}f}, {d['high']:+.{k}f}]"
-            rows.append([metric.label, band, d["tables"], cell, signs])
+            rows.append([metric.label, band, d["tables"], _band_cell(metric, d), signs])
     lines += markdown_table(["metric", "band", "tables", "difference", "signs"], rows)
     per_metric = [
         paired_differences(task, results, "CR", BEFORE, ratio, m) for m in task.metrics
@@ -1130,9 +1160,9 @@ def against_section(task, results, path):
     return lines
 
 
-def _band_cell(task, d):
+def _band_cell(metric, d):
     """``mean [low, high]`` of a band's difference (2 decimals for points)."""
-    k = 2 if task.primary.scale == 100 else 3
+    k = 2 if metric.scale == 100 else 3
     return f"{d['mean']:+.{k}f} [{d['low']:+.{k}f}, {d['high']:+.{k}f}]"
 
 
@@ -1155,7 +1185,7 @@ def candidates_section(task, results, candidates, reference="CR"):
     for name in candidates:
         for band, d in band_differences(task, results, name, reference, ratio).items():
             signs = f"{d['better']} / {d['equal']} / {d['worse']}"
-            rows.append([name, band, d["tables"], _band_cell(task, d), signs])
+            rows.append([name, band, d["tables"], _band_cell(task.primary, d), signs])
     lines += markdown_table(
         ["candidate", "band", "tables", "difference", "signs"], rows
     )
@@ -1186,8 +1216,8 @@ def add_suite_arguments(parser, task):
         default=None,
         help="half of the suite (default: tune; all with --list)",
     )
-    parser.add_argument("--tables", type=_names, default=None, help="a,b,c")
-    parser.add_argument("--models", type=_names, default=list(task.models))
+    parser.add_argument("--tables", type=comma_names, default=None, help="a,b,c")
+    parser.add_argument("--models", type=comma_names, default=list(task.models))
     parser.add_argument(
         "--candidate",
         type=parse_candidate,
@@ -1214,7 +1244,8 @@ def add_suite_arguments(parser, task):
     )
 
 
-def _names(text):
+def comma_names(text):
+    """The names of a comma-separated option, stripped, empty ones dropped."""
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
@@ -1261,16 +1292,11 @@ def suite_command(task, args):
     if args.against is not None and not results.empty:
         results = pd.concat([results, read_against(args.against, results)])
         specs = [*specs, ModelSpec(BEFORE, "records")]
-    splits = (
-        f"Splits: RepeatedStratifiedKFold(n_splits={N_SPLITS}, n_repeats="
-        f"{args.repeats}, random_state={CV_SEED})"
-        + (
-            f"; training fraction {fraction:g} (tables >= 1,000 rows)"
-            if fraction < 1
-            else ""
-        )
-        + ". One thread per fit; fit times are wall-clock on a shared machine."
-    )
+    splits = f"Splits: RepeatedStratifiedKFold(n_splits={N_SPLITS}, n_repeats="
+    splits += f"{args.repeats}, random_state={CV_SEED})"
+    if fraction < 1:
+        splits += f"; training fraction {fraction:g} (tables >= 1,000 rows)"
+    splits += ". One thread per fit; fit times are wall-clock on a shared machine."
     notes = [splits]
     for name, cap in task.max_train_rows.items():
         if name not in {spec.name for spec in specs}:

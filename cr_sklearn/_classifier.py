@@ -182,10 +182,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         return log_prior - log_prior.mean()
 
     def _validation_score(self, net, output, y_codes):
-        if output.shape[1] == 1:
-            pred = (output[:, 0] > 0).long()
-        else:
-            pred = output.argmax(dim=1)
+        pred = (output[:, 0] > 0).long() if output.shape[1] == 1 else output.argmax(1)
         return (pred.cpu() == y_codes.cpu()).double().mean().item()
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -246,7 +243,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         """
         out = self._outputs(self._check_X(X))
         if out.ndim == 3:
-            logp = self._averaged_log_proba(out).numpy()
+            logp = self._log_proba(out)
             return logp[:, 1] - logp[:, 0] if out.shape[2] == 1 else logp
         return out[:, 0] if out.shape[1] == 1 else out
 
@@ -258,13 +255,14 @@ class CRClassifier(ClassifierMixin, BaseCR):
             return torch.nn.functional.logsigmoid(torch.cat([-out, out], dim=-1))
         return torch.log_softmax(out, dim=-1)
 
-    def _averaged_log_proba(self, out):
-        """Log of the members' averaged probabilities, from ``(M, n, o)`` outputs."""
+    def _log_proba(self, out):
+        """Log class probabilities of outputs (of ``(M, n, o)``: members averaged)."""
         logp = self._log_proba_of(out)
-        return torch.logsumexp(logp, dim=0) - math.log(logp.shape[0])
+        if out.ndim == 3:
+            logp = torch.logsumexp(logp, dim=0) - math.log(logp.shape[0])
+        return logp.numpy()
 
     def _member_proba(self, outputs):
-        """Class probabilities of network outputs, a leading member axis kept."""
         return np.exp(self._log_proba_of(outputs).numpy())
 
     def _oob_score(self, proba, y_codes):
@@ -279,11 +277,8 @@ class CRClassifier(ClassifierMixin, BaseCR):
         n_members = out.shape[0]
         if out.shape[-1] == 1:
             # d logit(mean p) = mean(p_m (1 - p_m) dz_m) / (p (1 - p)), in logs.
-            z = out[..., 0]
-            up, down = (
-                torch.nn.functional.logsigmoid(z),
-                torch.nn.functional.logsigmoid(-z),
-            )
+            up = torch.nn.functional.logsigmoid(out[..., 0])
+            down = torch.nn.functional.logsigmoid(-out[..., 0])
             log_mean = torch.logsumexp(up, 0) + torch.logsumexp(down, 0)
             log_mean = log_mean - 2 * math.log(n_members)
             weight = torch.exp(up + down - log_mean) / n_members
@@ -302,10 +297,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the logits.
         """
-        out = self._outputs(self._check_X(X))
-        if out.ndim == 3:
-            return self._averaged_log_proba(out).numpy()
-        return self._log_proba_of(out).numpy()
+        return self._log_proba(self._outputs(self._check_X(X)))
 
     def predict(self, X):
         """Predicted class labels.
@@ -316,7 +308,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         """
         out = self._outputs(self._check_X(X))
         if out.ndim == 3:
-            codes = self._averaged_log_proba(out).numpy().argmax(1)
+            codes = self._log_proba(out).argmax(1)
         elif out.shape[1] == 1:
             codes = (out[:, 0] > 0).astype(int)
         else:

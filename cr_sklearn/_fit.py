@@ -1,19 +1,8 @@
 """The life of one ``fit`` or ``partial_fit`` call of a CR estimator (private).
 
-:class:`Fit` runs the steps in order, each reading the :class:`FitPlan`
-(:mod:`cr_sklearn._plan`) and the objects of its own module:
-
-1. validate the parameters and the data (targets, sample and class weights);
-2. seed the fit and resolve the plan;
-3. the members' rows: one network, a hold-out set, or cross-fitted folds;
-4. the float64 network to start from (a fresh one gets the input transform
-   fitted on the training rows and its output at the prior) and its layers'
-   inputs, transformed once;
-5. train the layers through the one training path (``early_stopping="cv"``:
-   the folds first, as members, then one network for their epoch count);
-6. the fitted network: the trained layers in the float64 one, its
-   predictions checked against the training forward (the numeric contract);
-7. the fitted attributes and the summaries of the training data.
+:meth:`Fit.run` runs the seven steps that ``docs/developers.rst`` ("The
+life of a fit") describes, numbered as there, each reading the
+:class:`FitPlan` (:mod:`cr_sklearn._plan`) and the objects of its own module.
 
 The estimator supplies the head: target codes, criterion, prior, validation
 score and probabilities.
@@ -133,9 +122,10 @@ class Fit:
             # 3. The rows each member trains and is validated on.
             rows = self._rows(plan, codes, weight, seed)
             # 4. The network to start from, and its layers' inputs, once.
-            network = (
-                self._new_network(plan, X, codes, rows) if self.reset else (est.module_)
-            )
+            if self.reset:
+                network = self._new_network(plan, X, codes, rows)
+            else:
+                network = est.module_
             H = _networks.transformed(
                 network, X, _networks.torch_dtype(plan.dtype), est.device_
             )
@@ -212,12 +202,12 @@ class Fit:
     def _rows(plan, codes, weight, seed):
         if plan.n_members > 1:
             return member_rows("folds", codes, weight, seed, n_members=plan.n_members)
-        if plan.stopping == "hold-out":
-            fraction = plan.validation_fraction
-            return member_rows(
-                "hold-out", codes, weight, seed, validation_fraction=fraction
-            )
-        return member_rows("all", codes, weight, seed)
+        if plan.stopping != "hold-out":
+            return member_rows("all", codes, weight, seed)
+        fraction = plan.validation_fraction
+        return member_rows(
+            "hold-out", codes, weight, seed, validation_fraction=fraction
+        )
 
     def _new_network(self, plan, X, codes, rows):
         """The float64 network a fresh fit starts from.
@@ -451,14 +441,11 @@ class Fit:
     def _warn_if_unconverged(self, plan):
         """A ``ConvergenceWarning`` when training stopped while still improving.
 
-        With early stopping, when the chosen epoch is among the last
-        ``n_iter_no_change`` of the budget (the validation loss was still
-        improving). With a fixed budget that the user chose
-        (``early_stopping=False``), as :class:`~sklearn.neural_network.
-        MLPClassifier` warns at ``max_iter``: when the training loss of the
-        last ``n_iter_no_change`` epochs still falls by more than ``tol``
-        (relative) an epoch on average. The fixed budget of
-        ``early_stopping="auto"`` is the tuned default, not a fit cut short.
+        With early stopping: the chosen epoch is among the last
+        ``n_iter_no_change``. With ``early_stopping=False`` (as
+        ``MLPClassifier`` at ``max_iter``): the training loss of the last
+        ``n_iter_no_change`` epochs still fell by more than ``tol`` (relative)
+        an epoch. ``early_stopping="auto"``'s budget is tuned, not cut short.
         """
         est = self.est
         start = est.net_.rows_at_train_begin_

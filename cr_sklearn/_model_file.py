@@ -20,10 +20,9 @@ import torch
 __all__ = []
 
 # -- the loader's bounds ---------------------------------------------------
-# The JSON header of the files save_model writes: about 40 KB for a small
-# model, 1.2 MB for 10,000 named features, 1,000 string classes and 1,000
-# epochs. Safetensors' own cap (100 MB) would let a small file cost gigabytes
-# of parsing.
+# The JSON header of the files save_model writes: about 40 KB for a small model,
+# 1.2 MB for 10,000 named features, 1,000 string classes and 1,000 epochs;
+# safetensors' own cap (100 MB) would let a small file cost gigabytes of parsing.
 MAX_HEADER_BYTES = 4 * 2**20
 # Parsed JSON costs more memory than its text (see parse_cost): the large
 # header above about 8 MiB, a header of "[],[],..." 45 times its size.

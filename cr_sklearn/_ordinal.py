@@ -196,13 +196,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     :func:`cr_sklearn.get_ordinal_scorer` for other metrics.
 
     **Scores and Jacobians.** :meth:`decision_function` returns per-class
-    scores (centred log-probabilities; the log-odds of the upper class with
-    two classes), as scikit-learn's calibration and ranking tools expect of
-    a classifier; :meth:`predict_latent` returns the 1-d latent score, and
-    :meth:`jacobian` and :meth:`input_gradient_norms` are its derivatives
-    (shape ``(n_samples, 1, n_features)``), so tau and
-    :meth:`input_sensitivity` read the latent scale, which the cut-points
-    do not change.
+    scores, as a classifier's; :meth:`jacobian` and
+    :meth:`input_gradient_norms` are the derivatives of the 1-d
+    :meth:`predict_latent`, so tau and :meth:`input_sensitivity` read the
+    latent scale, which the cut-points do not change.
 
     **Heads.** CORN (Shi et al., 2023) needs ``K - 1`` outputs and is not
     implemented. ``"cumulative"`` is the default: it is the likelihood of
@@ -374,8 +371,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         return -(pred.cpu() - y_codes.cpu()).abs().double().mean().item()
 
     def _set_head_attributes(self, net):
-        cutpoints = net.criterion_.cutpoints().detach()
-        self.cutpoints_ = cutpoints.cpu().double().numpy()
+        self.cutpoints_ = net.criterion_.cutpoints().detach().cpu().double().numpy()
 
     # -- fitting -----------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -498,7 +494,6 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         )
 
     def _member_proba(self, outputs):
-        """Class probabilities of network outputs, a leading member axis kept."""
         return np.exp(self._log_proba_of(np.asarray(outputs)[..., 0]).numpy())
 
     def _codes_from_proba(self, proba):

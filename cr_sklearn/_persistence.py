@@ -345,10 +345,8 @@ def _check_classes(value, cls, name):
             raise bad(name, "classes_ may hold numbers or strings only")
         if len({type(v) is str for v in value}) > 1:
             raise bad(name, "classes_ mixes strings and numbers")
-    if kind == "f" or kind == "O":
-        numbers_ = [v for v in value if not isinstance(v, str)]
-        if not all(map(_finite, numbers_)):
-            raise bad(name, "classes_ holds non-finite labels")
+    if kind in "fO" and not all(_finite(v) for v in value if not isinstance(v, str)):
+        raise bad(name, "classes_ holds non-finite labels")
     try:
         unique = np.unique(value)
     except TypeError:
@@ -615,10 +613,9 @@ def _plan_of(estimator, name):
 
 def _check_tensors(estimator, plan, table, name, dtype):
     """``table`` (name -> (numpy dtype, shape, ...)) must be the network's tensors."""
-    # A weight and a bias per layer, a slice of the output weight per member
-    # (built one by one), are held before the network is built on the meta
-    # device (no memory): no width, depth or member count costs more than the
-    # state does.
+    # A weight and a bias per layer, a slice of the output weight per member,
+    # are held before the network is built on the meta device (no memory): no
+    # width, depth or member count costs more than the state does.
     if 2 * (len(plan.hidden) + 1) > sum(key.startswith("module.") for key in table):
         raise bad(name, "its parameters describe more layers than it has tensors")
     members = plan.n_members if plan.n_members > 1 else None
@@ -659,7 +656,7 @@ def _check_tensors(estimator, plan, table, name, dtype):
             f"(missing {missing[:5]}, unexpected {unexpected[:5]})",
         )
     for key, (shape, dtype) in expected.items():
-        file_dtype, file_shape, _, _ = table[key]
+        file_dtype, file_shape = table[key][:2]
         wanted = _model_file.TORCH_DTYPE_NAMES.get(dtype)
         if file_shape != shape or _model_file.TENSOR_DTYPES.get(wanted) != file_dtype:
             raise bad(
@@ -705,9 +702,7 @@ def _state_tensors(state, name):
         if not isinstance(raw, dict):
             raise bad(name, "it holds no tensors")
         table = {
-            k: (v.dtype, v.shape, 0, 0)
-            if isinstance(v, np.ndarray)
-            else (None, (), 0, 0)
+            k: (v.dtype, v.shape) if isinstance(v, np.ndarray) else (None, ())
             for k, v in raw.items()
         }
         _check_tensors(estimator, plan, table, name, dtype)
@@ -764,10 +759,13 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
     dtype = torch.float64 if version >= 3 else torch.float32
     tensors = (read_tensors or _state_tensors(state, name))(estimator, plan, dtype)
     _check_member_attributes(estimator, attributes, name)
+    # The state's tensors become the network's (no second copy of the
+    # weights); a format before 3 holds float32 ones.
     parts = {part: {} for part in MODEL_PARTS}
     for key, value in tensors.items():
         part, _, key = key.partition(".")
-        parts[part][key] = value
+        is_float = part == "module" and value.is_floating_point()
+        parts[part][key] = value.double() if is_float else value
     # Building draws initial weights: the caller's random streams are kept.
     with torch.random.fork_rng(devices=[]):
         module = _networks.build(
@@ -776,15 +774,8 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
             encoded=estimator.n_encoded_features_,
             n_members=plan.n_members if plan.n_members > 1 else None,
         )
-    # The state's tensors become the network's (no second copy of the
-    # weights); a format before 3 holds float32 ones.
-    given = {
-        k: v.double() if v.is_floating_point() else v
-        for k, v in parts["module"].items()
-    }
-    module.load_state_dict(given, strict=True, assign=True)
-    module = module.to(estimator.device_)
-    estimator.module_ = module.requires_grad_(False).eval()
+    module.load_state_dict(parts["module"], strict=True, assign=True)
+    estimator.module_ = module.to(estimator.device_).requires_grad_(False).eval()
     estimator._plan, estimator._built = plan, plan.network_values()
     estimator.net_ = rebuild_net(estimator)
     estimator.net_.criterion_.load_state_dict(parts["criterion"], strict=True)
@@ -804,26 +795,12 @@ def load_model(path, *, device="cpu"):
 
     The file is parsed as JSON and raw tensor bytes only (never pickle or
     ``torch.load``), through a bounded reader, and everything in it is
-    checked before a network is built:
-
-    - the file: a regular file (never a device or a FIFO) or a binary file
-      object, a JSON header of at most 4 MiB, a tensor table whose byte
-      ranges tile the data section exactly and whose total matches the
-      file's size (read before the data), a SHA-256 digest over the
-      content;
-    - the estimator: one of cr_sklearn's CR estimator classes, with the
-      parameters of this version, validated as in ``fit``;
-    - the fitted attributes: only those the estimators write, each with its
-      type, dtype and shape (``classes_`` unique, sorted for
-      :class:`CRClassifier`, in the saved order for
-      :class:`CROrdinalRegressor`; finite summaries; positive feature
-      scales; strictly increasing cut-points; one feature name per
-      feature), and a history of one row per epoch;
-    - the tensors: exactly the names, shapes and dtypes of the network the
-      parameters and attributes describe (worked out without allocating
-      it), all finite. Only then is the network built and loaded; an input
-      encoding (``encoding_bins_``) must read existing columns, in order,
-      through bins of positive width and scale.
+    checked before a network is built, as the :ref:`persistence` guide
+    details: the file (a regular file or a binary file object, a header of
+    at most 4 MiB, a tensor table that tiles the data, a SHA-256 digest),
+    the estimator class and its parameters (validated as in ``fit``), each
+    fitted attribute's type, dtype and shape, and the tensors: exactly
+    those of the network the parameters describe, all finite.
 
     Parameters
     ----------
@@ -851,12 +828,8 @@ def load_model(path, *, device="cpu"):
     -----
     UserWarning
         If the file was written by another cr_sklearn version, or in format
-        version 1 by a model without an input encoding: its
-        ``gradient_norm_mean_`` and ``gradient_norm_quantiles_`` (and so
-        ``input_sensitivity``, which divides by the mean) were measured by
-        ``X`` in its raw units, not in units of the training standard
-        deviation; predictions are unaffected. Refit to measure them as this
-        version does.
+        version 1 by a model without an input encoding (its gradient-norm
+        summaries measured ``X`` in raw units; predictions are unaffected).
 
     See Also
     --------

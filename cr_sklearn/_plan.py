@@ -254,20 +254,10 @@ def class_weights(class_weight, classes):
 
 #: The plan's fields that define the built network: they cannot change under
 #: ``warm_start`` or ``partial_fit`` (growth changes ``hidden`` itself).
-NETWORK_FIELDS = (
-    "architecture",
-    "hidden",
-    "activation",
-    "degree",
-    "dropout",
-    "spectral_norm",
-    "standardize",
-    "encoding_bins",
-    "dtype",
-    "device",
+NETWORK_FIELDS = tuple(
+    "architecture hidden activation degree dropout spectral_norm standardize "
+    "encoding_bins dtype device".split()
 )
-#: The parameter each network field comes from, for messages.
-_PARAM_OF = {"hidden": "hidden_layer_sizes"}
 
 
 @dataclass(frozen=True)
@@ -334,7 +324,7 @@ class FitPlan:
         """Raise if a network field differs from the network ``built`` with."""
         for name in NETWORK_FIELDS:
             if name in built and getattr(self, name) != built[name]:
-                param = _PARAM_OF.get(name, name)
+                param = "hidden_layer_sizes" if name == "hidden" else name
                 raise ValueError(
                     f"{param}={getattr(self, name)!r} differs from the fitted "
                     f"network's {built[name]!r}: {param} cannot change under "
@@ -383,13 +373,11 @@ def resolve_plan(
     check_callbacks(params["callbacks"])
     n_members = int(params["n_members"])
     bins = encoding_bins_rule(params["encoding_bins"], n_features)
-    stopping = (
-        "off"
-        if incremental
-        else stopping_rule(
+    stopping = "off"
+    if not incremental:
+        stopping = stopping_rule(
             params["early_stopping"], n_samples, n_features, n_members, widest_fixed
         )
-    )
     # The rows one optimizer step reads: a hold-out fit trains on the rest.
     train_rows = n_samples
     if stopping == "hold-out":

@@ -325,9 +325,7 @@ _MIN_STEP = 1e-12
 
 
 def _check_response_method(response_method):
-    if not isinstance(response_method, str) or response_method not in (
-        _RESPONSE_METHODS
-    ):
+    if not isinstance(response_method, str) or response_method not in _RESPONSE_METHODS:
         raise ValueError(
             f"response_method must be one of {list(_RESPONSE_METHODS)}, got "
             f"{response_method!r}."
@@ -385,18 +383,14 @@ def _finite_difference_norms(function, X, step, scale, names=None):
         m = chunk.shape[0]
         total = np.zeros(m)
         for start in range(0, d, block):
-            feats = np.arange(start, min(d, start + block))
+            args = (evaluate, chunk, np.arange(start, min(d, start + block)), step)
             try:
-                grad = _block_differences(
-                    evaluate, chunk, feats, step, scale, dtypes[0]
-                )
+                grad = _block_differences(*args, scale, dtypes[0])
             except (RuntimeError, TypeError, ValueError) as exc:
                 if len(dtypes) == 1 or isinstance(exc, _StepError):
                     raise
                 try:  # the model may accept float32 only
-                    grad = _block_differences(
-                        evaluate, chunk, feats, step, scale, dtypes[1]
-                    )
+                    grad = _block_differences(*args, scale, dtypes[1])
                 except (RuntimeError, TypeError, ValueError):
                     raise exc from None
                 dtypes = dtypes[1:]

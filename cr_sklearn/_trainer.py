@@ -313,11 +313,15 @@ def make_net(
     return net
 
 
+def _copied(state):
+    return {k: v.clone() if torch.is_tensor(v) else v for k, v in state.items()}
+
+
 def optimizer_moments(net):
     """The optimizer's per-parameter state (Adam's moments), by parameter name."""
     state = net.optimizer_.state
     return {
-        name: {k: v.clone() if torch.is_tensor(v) else v for k, v in state[p].items()}
+        name: _copied(state[p])
         for name, p in net.get_all_learnable_params()
         if p in state
     }
@@ -332,10 +336,7 @@ def load_moments(net, moments):
     """
     for name, p in net.get_all_learnable_params():
         if name in moments:
-            net.optimizer_.state[p] = {
-                k: v.clone() if torch.is_tensor(v) else v
-                for k, v in moments[name].items()
-            }
+            net.optimizer_.state[p] = _copied(moments[name])
 
 
 def train(net, dataset, epochs, *, history=None, moments=None):

@@ -78,6 +78,11 @@ def _cr_param(text):
     return key, value  # a bare word: activation=relu
 
 
+def _option(parser, flag, help, **kwargs):
+    """``parser.add_argument(flag, ...)``, its ``help`` followed by the default."""
+    parser.add_argument(flag, help=f"{help} (default: %(default)s)", **kwargs)
+
+
 def _add_parallel_options(parser):
     parser.add_argument(
         "--n-jobs",
@@ -85,12 +90,12 @@ def _add_parallel_options(parser):
         default=-1,
         help="parallel fits (joblib; -1: all cores; default: %(default)s)",
     )
-    parser.add_argument(
+    _option(
+        parser,
         "--backend",
+        "joblib backend; 'dask' runs the fits on a Dask cluster",
         choices=("loky", "dask"),
         default="loky",
-        help="joblib backend; 'dask' runs the fits on a Dask cluster "
-        "(default: %(default)s)",
     )
     parser.add_argument(
         "--scheduler",
@@ -104,11 +109,12 @@ def _add_parallel_options(parser):
 
 
 def _add_study_options(parser, *, evaluate):
-    parser.add_argument(
+    _option(
+        parser,
         "--dataset",
+        "pima, wine-red, wine-white, breast-cancer, digits, or the path of a CSV "
+        "file (with --target)",
         default="pima",
-        help="pima, wine-red, wine-white, breast-cancer, digits, or the path of "
-        "a CSV file (with --target) (default: %(default)s)",
     )
     parser.add_argument("--target", help="label column of a CSV dataset")
     parser.add_argument(
@@ -135,26 +141,18 @@ def _add_study_options(parser, *, evaluate):
         help=f"repeats of stratified k-fold CV (default: %(default)s; the default "
         f"run is {fits}; at most {MAX_FITS:,} fits a run)",
     )
-    parser.add_argument(
-        "--folds", type=int, default=5, help="folds per repeat (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--scoring",
-        default="accuracy",
-        help="scikit-learn scorer name (default: %(default)s)",
-    )
-    parser.add_argument(
+    _option(parser, "--folds", "folds per repeat", type=int, default=5)
+    _option(parser, "--scoring", "scikit-learn scorer name", default="accuracy")
+    # One test for the table's p-values and marks and the plot's intervals.
+    _option(
+        parser,
         "--test",
+        "paired test against CR: the table's unadjusted p-values, marked * where "
+        "Holm-adjusted p <= 0.05, and the plot's 95%% intervals",
         choices=("wilcoxon", "corrected_t"),
-        # One test for the table's p-values and marks and the plot's intervals.
         default="corrected_t",
-        help="paired test against CR: the table's unadjusted p-values, marked * "
-        "where Holm-adjusted p <= 0.05, and the plot's 95%% intervals "
-        "(default: %(default)s)",
     )
-    parser.add_argument(
-        "--random-state", type=int, default=0, help="seed (default: %(default)s)"
-    )
+    _option(parser, "--random-state", "seed", type=int, default=0)
     parser.add_argument(
         "--cr-param",
         type=_cr_param,
@@ -173,12 +171,12 @@ def _add_study_options(parser, *, evaluate):
         "one-hot encoded and missing values imputed inside each training fold "
         "(a pipeline before every model), and what was done is printed",
     )
-    parser.add_argument(
+    _option(
+        parser,
         "--out",
+        "folder for study.csv, study.png and study.md, checked before any fit; "
+        "files of these names in it are replaced, symbolic links refused",
         default="cr_sklearn_evaluate" if evaluate else "cr_sklearn_study",
-        help="folder for study.csv, study.png and study.md, checked before "
-        "any fit; files of these names in it are replaced, symbolic links "
-        "refused (default: %(default)s)",
     )
     _add_parallel_options(parser)
 
@@ -223,14 +221,14 @@ def build_parser():
         "each dataset, condition and seed; reports accuracy per cell, mean "
         "ranks and Wilcoxon tests of DREG against each regulariser.",
     )
-    fact.add_argument(
+    _option(
+        fact,
         "--preset",
+        "quick: pima and breast-cancer, poly and relu, all regularisers and "
+        "conditions, 2 seeds (144 fits); paper: pima, wine-red, breast-cancer, "
+        "digits, 5 activations, 5 seeds",
         choices=("quick", "paper"),
         default="quick",
-        help="quick: pima and breast-cancer, poly and relu, all regularisers and "
-        "conditions, 2 seeds (144 fits); paper: pima, "
-        "wine-red, breast-cancer, digits, 5 activations, 5 seeds "
-        "(default: %(default)s)",
     )
     fact.add_argument("--datasets", type=_names, help="override the preset's datasets")
     fact.add_argument("--activations", type=_names, help="override the activations")
@@ -245,11 +243,11 @@ def build_parser():
     fact.add_argument(
         "--seeds", type=_numbers(int, "integers"), help="override the seeds, e.g. 0,1,2"
     )
-    fact.add_argument(
+    _option(
+        fact,
         "--out",
+        "folder for factorial.csv and factorial.md, checked before any fit",
         default="cr_sklearn_factorial",
-        help="folder for factorial.csv and factorial.md, checked before any fit "
-        "(default: %(default)s)",
     )
     _add_parallel_options(fact)
     # An error found after parsing is reported with its sub-command's usage.
@@ -460,16 +458,14 @@ def _trial_fit(model, X, y, preprocessor, params):
         except ValueError:  # a class too rare to stratify
             rows = rows[:TRIAL_ROWS]
     X_trial = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
-    y_trial = y[rows]
     if preprocessor is not None:
         X_trial = clone(preprocessor).fit_transform(X_trial)
-    trial = clone(model).set_params(max_iter=1)
-    settings = ", ".join(f"{k}={v!r}" for k, v in params.items())
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            trial.fit(X_trial, y_trial)
+            clone(model).set_params(max_iter=1).fit(X_trial, y[rows])
     except (ValueError, TypeError) as exc:
+        settings = ", ".join(f"{k}={v!r}" for k, v in params.items())
         raise ValueError(
             f"--cr-param {settings}: a one-epoch trial fit of CRClassifier on "
             f"{len(rows)} rows failed: {exc}"
@@ -510,11 +506,11 @@ def _load(args):
         return X, y, None, []
     # A frame: the models, CR included, see the column names.
     X, y = load_study_dataset(args.dataset, args.target, as_frame=True)
-    preprocessor, notes = tabular_preprocessor(X)
-    return X, y, preprocessor, notes
+    return X, y, *tabular_preprocessor(X)
 
 
 def _run_study(args, fractions):
+    from sklearn.base import clone
     from sklearn.model_selection import RepeatedStratifiedKFold
     from sklearn.pipeline import make_pipeline
 
@@ -545,8 +541,6 @@ def _run_study(args, fractions):
         models["CR"] = models["CR"].set_params(**params)
         _trial_fit(models["CR"], X, y, preprocessor, params)
     if preprocessor is not None:
-        from sklearn.base import clone
-
         models = {
             name: make_pipeline(clone(preprocessor), model)
             for name, model in models.items()
@@ -642,6 +636,8 @@ def _save_plot(result, path, title, test):
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     from cr_sklearn.study import StudyDisplay
 
     reference = "CR" if "CR" in result.models else None
@@ -649,8 +645,6 @@ def _save_plot(result, path, title, test):
         result, reference=reference, test=test, dataset=title
     )
     display.figure_.savefig(path, dpi=120, format="png")
-    import matplotlib.pyplot as plt
-
     plt.close(display.figure_)
 
 
@@ -693,13 +687,11 @@ def main(argv=None):
     status : int
         0 on success.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "factorial":
             return _run_factorial(args)
-        fractions = [1.0] if args.command == "evaluate" else args.fractions
-        return _run_study(args, fractions)
+        return _run_study(args, [1.0] if args.command == "evaluate" else args.fractions)
     except (ValueError, ImportError) as exc:
         args.subparser.error(str(exc))
     except OSError as exc:  # the file system, at any step: no traceback

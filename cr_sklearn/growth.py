@@ -31,10 +31,7 @@ _CHOICE = ("kind", "position", "signal", "signals")
 
 def _residual_network(module):
     """The ResidualCRNetwork inside ``module`` (itself or a submodule)."""
-    for sub in module.modules():
-        if isinstance(sub, ResidualCRNetwork):
-            return sub
-    return None
+    return next((m for m in module.modules() if isinstance(m, ResidualCRNetwork)), None)
 
 
 def _check_residual(estimator):
@@ -216,11 +213,8 @@ def expand_depth(
     seed = _block_seed(estimator, network, "depth", position, random_state)
     expanded = copy.deepcopy(estimator)
     net = _residual_network(expanded.module_)
-    blocks = [
-        net.make_block(inner_width, seed=(seed + i) % _SEED_MAX)
-        for i in range(n_blocks)
-    ]
-    net.insert_blocks(position, blocks)
+    seeds = ((seed + i) % _SEED_MAX for i in range(n_blocks))
+    net.insert_blocks(position, [net.make_block(inner_width, seed=s) for s in seeds])
     expanded._network_changed(net.hidden_layer_sizes)
     return expanded
 
@@ -429,15 +423,6 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         width = strongest("width") if network.n_blocks > 0 else None
         return width if width is not None else depth
 
-    def _log(self, entry):
-        if self.verbose:
-            print(
-                f"[DepthGrowth] step {entry['step']}: {entry['kind']} "
-                f"at {entry['position']} signal={entry['signal']} "
-                f"train={entry['train_loss']:.4f} valid={entry['valid_loss']} "
-                f"kept={entry['kept']}"
-            )
-
     def fit(self, X, y):
         """Grow the network on ``X`` and ``y``.
 
@@ -501,7 +486,12 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
                 "fit_time": time.perf_counter() - tic,
             }
             history.append(entry)
-            self._log(entry)
+            if self.verbose:
+                print(
+                    f"[DepthGrowth] step {step}: {entry['kind']} "
+                    f"at {entry['position']} signal={entry['signal']} "
+                    f"train={train_loss:.4f} valid={valid_loss} kept={kept}"
+                )
             return entry
 
         history = []
@@ -512,8 +502,7 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         initial = ("initial", None, None, None)
         entry = record(0, initial, current, current_train, True, tic)
         best_model, best_valid = current, entry["valid_loss"]
-        excluded, misses = set(), 0
-        stop = "budget"
+        excluded, misses, stop = set(), 0, "budget"
         for step in range(1, self.max_steps + 1):
             choice = self._candidates(current, X_fit, y_fit, excluded)
             if choice is None:

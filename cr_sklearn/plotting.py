@@ -347,10 +347,8 @@ class GradientNormDisplay:
             Fitted models by name (a list is named by class names).
         X : array-like of shape (n_samples, n_features)
             Samples at which the gradients are taken, the same for all.
-        q : float, default=99
-            Percentile of the tail.
-        normalize : bool, default=True
-            Divide each model's norms by their mean.
+        q, normalize : optional
+            As in :class:`GradientNormDisplay`.
         response_method : str, default="auto"
             For non-CR estimators, as in :func:`~cr_sklearn.gradient_norms`.
         ax : matplotlib Axes, default=None
@@ -389,8 +387,7 @@ class GradientNormDisplay:
         if ax is None:
             # Constrained layout makes room for the legend beside the axes.
             _, ax = _pyplot().subplots(layout="constrained")
-        self.taus_, self.patches_, self.lines_ = {}, {}, {}
-        scaled = {}
+        self.taus_, self.patches_, self.lines_, scaled = {}, {}, {}, {}
         for name, norms in self.norms.items():
             norms = np.asarray(norms, dtype=np.float64)
             self.taus_[name] = gradient_tail_ratio(norms, q=self.q)
@@ -410,9 +407,7 @@ class GradientNormDisplay:
                 ax.axvline(shown.mean(), color=color, linestyle="--", linewidth=1),
                 ax.axvline(np.percentile(shown, self.q), color=color, ls=":", lw=1.5),
             )
-        ax.set_xlabel(
-            "input-gradient norm / mean" if self.normalize else "input-gradient norm"
-        )
+        ax.set_xlabel("input-gradient norm" + (" / mean" if self.normalize else ""))
         ax.set_ylabel("samples")
         if len(self.taus_) == 1:
             (tau,) = self.taus_.values()
@@ -546,18 +541,17 @@ class LossCurveDisplay:
             # Constrained layout keeps the right label and the legend in the figure.
             _, ax = _pyplot().subplots(figsize=(7, 4.5), layout="constrained")
         self.lines_ = {}
-        penalty = "dreg_lambda x penalty (in the train loss)"
-        for key, values, kw in [
-            ("train_loss", self.train_loss, {"color": "C0", "label": "train loss"}),
-            (
-                "valid_loss",
-                self.valid_loss,
-                {"color": "C1", "label": "validation loss"},
-            ),
-            ("penalty", self.penalty, {"color": "C2", "ls": "--", "label": penalty}),
-        ]:
-            if values is not None:
-                (self.lines_[key],) = ax.plot(self.epochs, values, **kw)
+        labels = {
+            "train_loss": "train loss",
+            "valid_loss": "validation loss",
+            "penalty": "dreg_lambda x penalty (in the train loss)",
+        }
+        for i, (key, label) in enumerate(labels.items()):
+            if getattr(self, key) is not None:
+                ls = "--" if key == "penalty" else "-"
+                (self.lines_[key],) = ax.plot(
+                    self.epochs, getattr(self, key), color=f"C{i}", ls=ls, label=label
+                )
         if self.best_epoch is not None:
             self.lines_["best_epoch"] = ax.axvline(
                 self.best_epoch,

@@ -14,7 +14,7 @@ from joblib import Memory
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
-from ._utils import resolve_device
+from ._utils import import_optional, resolve_device
 
 __all__ = ["SentenceEmbedder"]
 
@@ -31,17 +31,6 @@ _STORE_NBYTES = {}  # same keys -> bytes held by the vectors
 _SHARDS_READ = set()  # disk-cache shard files already merged into _STORES
 # In-memory cache bound (all models together); the oldest entries go first.
 _MEMORY_LIMIT_BYTES = 1 << 30
-
-
-def _import_sentence_transformers():
-    try:
-        import sentence_transformers
-    except ImportError as exc:
-        raise ImportError(
-            "SentenceEmbedder needs the sentence-transformers package, which the "
-            f"'text' extra of cr_sklearn installs: {_EXTRA_HINT}."
-        ) from exc
-    return sentence_transformers
 
 
 def _resolve_model(model):
@@ -74,7 +63,9 @@ def _load_model(model_id, name_or_path, local_only, device):
     key = (model_id, device)
     with _LOCK:
         if key not in _MODELS:
-            st = _import_sentence_transformers()
+            st = import_optional(
+                "sentence_transformers", extra="text", purpose="SentenceEmbedder"
+            )
             with _quiet_loading():
                 _MODELS[key] = st.SentenceTransformer(
                     name_or_path, device=device, local_files_only=local_only
@@ -380,10 +371,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                 _read_shards(folder, store_key)
             store = _STORES.get(store_key, {}) if use_cache else {}
             # Each distinct text not in the cache is encoded once.
-            todo = {}
-            for d, t in zip(digests, texts, strict=True):
-                if d not in store and d not in todo:
-                    todo[d] = t
+            todo = {d: t for d, t in zip(digests, texts, strict=True) if d not in store}
             found = {d: store[d] for d in digests if d in store}
             if todo:
                 fresh = self._get_model().encode(

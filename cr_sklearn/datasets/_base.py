@@ -11,19 +11,10 @@ from sklearn.utils import Bunch
 _ENV_DATA_HOME = "CR_SKLEARN_DATA"
 _DEFAULT_DATA_HOME = Path("~") / "cr_sklearn_data"
 
-_WINE_FEATURES = [
-    "fixed_acidity",
-    "volatile_acidity",
-    "citric_acid",
-    "residual_sugar",
-    "chlorides",
-    "free_sulfur_dioxide",
-    "total_sulfur_dioxide",
-    "density",
-    "pH",
-    "sulphates",
-    "alcohol",
-]
+_WINE_FEATURES = (
+    "fixed_acidity volatile_acidity citric_acid residual_sugar chlorides "
+    "free_sulfur_dioxide total_sulfur_dioxide density pH sulphates alcohol"
+).split()
 _SST5_TARGET_NAMES = "very negative,negative,neutral,positive,very positive".split(",")
 _YELP5_TARGET_NAMES = ["1 star", "2 stars", "3 stars", "4 stars", "5 stars"]
 _EMBEDDINGS_FILE = "minilm_embeddings.npz"
@@ -129,7 +120,6 @@ def load_pima(*, return_X_y=False, as_frame=False):
     """
     _check_bool(return_X_y=return_X_y, as_frame=as_frame)
     header, values, path = _read_numeric_csv("pima.csv")
-
     return _table(
         "load_pima",
         values,

@@ -61,6 +61,16 @@ def rows_product(j, weight_t):
     return product.view(*product.shape[:-2], *j.shape[-3:-1], n_out)
 
 
+def layer_product(j, weight_t):
+    """``j @ weight_t``; ``j=None`` (the identity) gives ``weight_t`` per row.
+
+    Contiguous: broadcasting over a transposed view is slower.
+    """
+    return (
+        weight_t.contiguous().unsqueeze(-3) if j is None else rows_product(j, weight_t)
+    )
+
+
 def flat_rows(t):
     """``t`` of shape ``(..., batch, k, width)`` as ``(..., batch * k, width)``."""
     return t.reshape(*t.shape[:-3], -1, t.shape[-1])

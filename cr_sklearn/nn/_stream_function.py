@@ -9,7 +9,7 @@ two matrix products ``W_l``'s and ``J_{l-1}``'s.
 
 import torch
 
-from ._members import flat_rows, rows_product
+from ._members import flat_rows, layer_product, rows_product
 
 __all__ = []
 
@@ -24,13 +24,7 @@ def stream_values(directions, weights, slopes, output_weight):
     jacobians, products = [], []
     j = directions
     for weight, d in zip(weights, slopes, strict=True):
-        weight_t = weight.transpose(-1, -2)
-        # Contiguous: broadcasting over a transposed view is slower.
-        z = (
-            weight_t.contiguous().unsqueeze(-3)
-            if j is None
-            else rows_product(j, weight_t)
-        )
+        z = layer_product(j, weight.transpose(-1, -2))
         j = d.unsqueeze(-2) * z
         products.append(z)
         jacobians.append(j)

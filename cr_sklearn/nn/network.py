@@ -15,7 +15,7 @@ from torch import nn
 from torch.nn.modules import module as _module
 
 from ._base import BaseCRNetwork, StreamOutput, random_directions
-from ._members import affine, rows_product, select_rows
+from ._members import affine, layer_product, rows_product, select_rows
 from ._stream_function import StreamJacobians
 from .activations import FixedActivation, PolyActivation
 from .input_encoding import ramp_inside, tracing
@@ -297,17 +297,8 @@ class CRNetwork(BaseCRNetwork):
             b = act.bound
             # z' = 2 z / b and p(2 b s - b) = q(s) with s = sigmoid(z').
             q = _in_sigmoid(a, b)
-            layers.append(
-                (
-                    weight_t * (2.0 / b),
-                    bias * (2.0 / b),
-                    None,
-                    q,
-                    True,
-                    None,
-                    _derivative(q),
-                )
-            )
+            weight_t, bias = weight_t * (2.0 / b), bias * (2.0 / b)
+            layers.append((weight_t, bias, None, q, True, None, _derivative(q)))
         out_weight_t = self.output.weight.double().transpose(-1, -2)
         out_bias = self.output.bias.double()
         if scale_in is not None:  # no encoding and no activated layer
@@ -395,12 +386,7 @@ class CRNetwork(BaseCRNetwork):
             h, d = self._activate(act, z, stream or derivatives)
             derivs.append(d)
             if stream:
-                # I W^T = W^T, contiguous (a transposed view broadcasts slowly).
-                zj = (
-                    weight_t.contiguous().unsqueeze(-3)
-                    if j is None
-                    else rows_product(j, weight_t)
-                )
+                zj = layer_product(j, weight_t)
                 slope = select_rows(d, rows)
                 if scale is not None and not jacobians:  # the first layer
                     slope = slope * scale.unsqueeze(-1)

@@ -180,9 +180,7 @@ class CumulativeLinkLoss(OrdinalHead):
 
     Parameters
     ----------
-    n_classes : int
-        Number of ordered classes ``K >= 2``.
-    init_cutpoints, n_members : optional
+    n_classes, init_cutpoints, n_members : optional
         As in :class:`OrdinalHead`.
     """
 
@@ -197,10 +195,8 @@ class CORALLoss(OrdinalHead):
 
     Parameters
     ----------
-    n_classes : int
-        Number of ordered classes ``K >= 2``, hence ``K - 1`` binary tasks.
-    init_cutpoints, n_members : optional
-        As in :class:`OrdinalHead`.
+    n_classes, init_cutpoints, n_members : optional
+        As in :class:`OrdinalHead` (``K - 1`` binary tasks for ``K`` classes).
     """
 
     def _loss(self, eta, target):

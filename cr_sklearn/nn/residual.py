@@ -14,7 +14,14 @@ import torch
 from torch import nn
 
 from ._base import BaseCRNetwork
-from ._members import check_n_members, linear, make_linear, rows_product, select_rows
+from ._members import (
+    check_n_members,
+    layer_product,
+    linear,
+    make_linear,
+    rows_product,
+    select_rows,
+)
 from .activations import PolyActivation, make_activation
 
 __all__ = ["RMSNorm", "ResidualBlock", "ResidualCRNetwork"]
@@ -365,12 +372,7 @@ class ResidualCRNetwork(BaseCRNetwork):
         )
         if not stream:
             return a, d, None
-        weight_t = layer.weight.transpose(-1, -2)
-        zj = (
-            weight_t.contiguous().unsqueeze(-3)
-            if j is None
-            else rows_product(j, weight_t)
-        )
+        zj = layer_product(j, layer.weight.transpose(-1, -2))
         return a, d, select_rows(d, rows).unsqueeze(-2) * zj
 
     def _run(

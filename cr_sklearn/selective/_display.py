@@ -1,10 +1,9 @@
 """RiskCoverageDisplay: risk-coverage curves of several signals on one axis."""
 
 import numpy as np
-from sklearn.pipeline import Pipeline
 
 from ._metrics import _area, _check_confidence, _curve, _prepare
-from ._signals import _resolve_loss, confidence_signals
+from ._signals import _final_step, _resolve_loss, confidence_signals
 
 __all__ = ["RiskCoverageDisplay"]
 
@@ -43,12 +42,6 @@ def _dense(coverage, risk):
     values = _risk_at(coverage, risk, grid)
     # At coverage 0 the risk is the limit inside the first group: its mean.
     return np.concatenate([[0.0], grid]), np.concatenate([[values[0]], values])
-
-
-def _model_name(estimator):
-    if isinstance(estimator, Pipeline):
-        estimator = estimator[-1]
-    return type(estimator).__name__
 
 
 class RiskCoverageDisplay:
@@ -92,14 +85,14 @@ class RiskCoverageDisplay:
 
     Examples
     --------
-    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.datasets import load_iris
     >>> from sklearn.linear_model import LogisticRegression
     >>> from cr_sklearn import RiskCoverageDisplay
-    >>> X, y = make_classification(n_samples=200, random_state=0)
-    >>> clf = LogisticRegression().fit(X, y)
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=1000).fit(X, y)
     >>> display = RiskCoverageDisplay.from_estimator(clf, X, y)
     >>> list(display.lines_)
-    ['max_proba', 'gradient_norm']
+    ['max_proba', 'margin', 'gradient_norm']
     """
 
     def __init__(
@@ -244,7 +237,7 @@ class RiskCoverageDisplay:
         )
         labels = getattr(estimator, "classes_", None) if loss == "absolute" else None
         if name is None and ax is not None and ax.lines:
-            name = _model_name(estimator)
+            name = type(_final_step(estimator)).__name__
         return cls.from_predictions(
             y,
             estimator.predict(X),

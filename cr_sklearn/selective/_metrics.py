@@ -246,10 +246,6 @@ def aurc_score(
     return _losses_area(losses, confidence, weight)
 
 
-def _oracle_area(losses, weight):
-    return _losses_area(losses, -losses, weight)
-
-
 def eaurc_score(
     y_true, y_pred, confidence, *, sample_weight=None, loss="zero_one", labels=None
 ):
@@ -272,19 +268,18 @@ def eaurc_score(
 
     Examples
     --------
+    With the data of :func:`aurc_score`'s example, errors first:
+
     >>> from cr_sklearn import eaurc_score
-    >>> y_true, y_pred = [0, 1, 1, 0], [0, 1, 0, 1]
-    >>> eaurc_score(y_true, y_pred, [0.9, 0.8, 0.2, 0.1])  # the oracle
-    0.0
-    >>> round(eaurc_score(y_true, y_pred, [0.1, 0.2, 0.8, 0.9]), 3)  # reversed
+    >>> round(eaurc_score([0, 1, 1, 0], [0, 1, 0, 1], [0.1, 0.2, 0.8, 0.9]), 3)
     0.693
     """
     losses, confidence, weight = _prepare(
         y_true, y_pred, confidence, sample_weight, loss, labels
     )
-    excess = _losses_area(losses, confidence, weight) - _oracle_area(losses, weight)
-    # Never below 0 in exact arithmetic: clip rounding.
-    return max(float(excess), 0.0)
+    oracle = _losses_area(losses, -losses, weight)  # by increasing loss
+    # Never below the oracle in exact arithmetic: clip rounding.
+    return max(_losses_area(losses, confidence, weight) - oracle, 0.0)
 
 
 def _check_loss_option(loss):

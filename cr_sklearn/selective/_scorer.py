@@ -85,15 +85,14 @@ def make_aurc_scorer(
 
     Examples
     --------
-    >>> from sklearn.datasets import make_classification
+    Pass it as ``scoring`` to ``cross_validate`` or ``GridSearchCV``, or call it:
+
+    >>> from sklearn.datasets import load_iris
     >>> from sklearn.linear_model import LogisticRegression
-    >>> from sklearn.model_selection import cross_validate
     >>> from cr_sklearn import make_aurc_scorer
-    >>> X, y = make_classification(n_samples=150, random_state=1)
-    >>> scores = cross_validate(
-    ...     LogisticRegression(), X, y, cv=3,
-    ...     scoring={"accuracy": "accuracy", "neg_aurc": make_aurc_scorer()})
-    >>> bool((scores["test_neg_aurc"] <= 0).all())
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=1000).fit(X[::2], y[::2])
+    >>> bool(make_aurc_scorer("margin", excess=True)(clf, X[1::2], y[1::2]) <= 0)
     True
     """
     if not callable(signal) and (not isinstance(signal, str) or signal not in SIGNALS):

@@ -166,9 +166,19 @@ def _network_proba(final, out):
     if out.ndim == 2:
         return _output_proba(final, out)
     return np.mean(
-        [_output_proba(final, member, member=m) for m, member in enumerate(out)],
-        axis=0,
+        [_output_proba(final, member, member=m) for m, member in enumerate(out)], axis=0
     )
+
+
+def _outputs(module, X, n_passes=1):
+    """``(rows, pass, output)``: ``module`` on chunks of ``X``, as float64 arrays."""
+    X = check_array(X, dtype=np.float64)
+    param = next(module.parameters())
+    for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
+        sl = slice(start, start + _MC_CHUNK_ROWS)
+        xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
+        for t in range(n_passes):
+            yield sl, t, module(xb).detach().double().cpu().numpy()
 
 
 def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
@@ -179,25 +189,19 @@ def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
             f"fitted with dropout={getattr(final, 'dropout_', None)!r}."
         )
     check_is_fitted(final, "module_")
-    X = check_array(X, dtype=np.float64)
     # A copy in training mode: the fitted module (and its mode) stay as they are.
     module = copy.deepcopy(final.module_).train()
-    param = next(module.parameters())
     seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
     # manual_seed seeds every device: fork (and restore) all CUDA generators.
-    cuda = param.device.type == "cuda"
+    cuda = next(module.parameters()).device.type == "cuda"
     devices = list(range(torch.cuda.device_count())) if cuda else []
-    values = np.empty((n_passes, X.shape[0]))
+    values = np.empty((n_passes, len(pred)))
     with torch.random.fork_rng(devices=devices), torch.no_grad():
         # Seeded in the fork: reproducible masks, the caller's stream untouched.
         torch.manual_seed(seed)
-        for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
-            sl = slice(start, start + _MC_CHUNK_ROWS)
-            xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
-            for t in range(n_passes):
-                out = module(xb).detach().double().cpu().numpy()
-                proba = _network_proba(final, out)
-                values[t, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
+        for sl, t, out in _outputs(module, X, n_passes):
+            proba = _network_proba(final, out)
+            values[t, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
     return -values.std(axis=0)
 
 
@@ -209,16 +213,11 @@ def _member_disagreement(final, X, pred, loss, median):
             "signal 'member_disagreement' needs a CR estimator fitted with "
             f"n_members > 1; {type(final).__name__} has one network."
         )
-    X = check_array(X, dtype=np.float64)
     # An evaluation copy: the fitted module (and its mode) stay as they are.
     module = copy.deepcopy(final.module_).eval()
-    param = next(module.parameters())
-    values = np.empty((n_members, X.shape[0]))
+    values = np.empty((n_members, len(pred)))
     with torch.no_grad():
-        for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
-            sl = slice(start, start + _MC_CHUNK_ROWS)
-            xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
-            out = module(xb).detach().double().cpu().numpy()  # (members, rows, k)
+        for sl, _, out in _outputs(module, X):  # out: (members, rows, k)
             for m in range(n_members):
                 proba = _output_proba(final, out[m], member=m)
                 values[m, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
@@ -342,10 +341,8 @@ def confidence_signals(
             out[name] = probability(0)
         elif name == "margin":
             out[name] = probability(1)
-        elif name == "input_sensitivity":
-            out[name] = -np.asarray(final.input_sensitivity(Xt), dtype=np.float64)
-        elif name == "input_distance":
-            out[name] = -np.asarray(final.input_distance(Xt), dtype=np.float64)
+        elif name in ("input_sensitivity", "input_distance"):
+            out[name] = -np.asarray(getattr(final, name)(Xt), dtype=np.float64)
         elif name == "mc_dropout":
             out[name] = _mc_dropout(
                 final, Xt, predicted_positions(), loss, median, n_passes, random_state

@@ -99,10 +99,8 @@ def _load_csv(name, target, as_frame):
     if target is None:
         raise ValueError(f"A CSV dataset needs the label column: --target for {name}.")
     frame = _read_csv(path, name, target)
-    X = frame.drop(columns=[target])
-    y = frame[target].to_numpy()
-    X = _check_features(X, name, as_frame)
-    return X, y
+    X = _check_features(frame.drop(columns=[target]), name, as_frame)
+    return X, frame[target].to_numpy()
 
 
 def _named_dataset(name, as_frame):
@@ -264,12 +262,10 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
     missing = missing[missing > 0]
     if not text and not len(missing):
         return None, []
-    description = []
-    transformers = []
+    description, transformers = [], []
     if numeric:
-        step = "passthrough"
-        if len(missing):
-            step = SimpleImputer(strategy="median", add_indicator=True)
+        imputer = SimpleImputer(strategy="median", add_indicator=True)
+        step = imputer if len(missing) else "passthrough"
         transformers.append(("numeric", step, numeric))
     if text:
         encoder = OneHotEncoder(

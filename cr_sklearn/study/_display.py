@@ -206,13 +206,10 @@ class StudyDisplay:
         reference : str, default=None
             The model the others are compared with; the first of ``models`` by
             default.
-        test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-            The paired test whose intervals are drawn.
-        correction : {"holm", "bonferroni"} or None, default="holm"
-            The correction behind the ``*`` marks, over every comparison with
-            ``reference`` (the table's family, whatever ``models`` shows).
-        confidence : float, default=0.95
-            Coverage of the intervals; the marks are at ``1 - confidence``.
+        test, correction, confidence : optional
+            As in the class: the intervals and ``*`` marks (at ``1 -
+            confidence``) of :meth:`StudyResult.compare`, over every comparison
+            with ``reference`` (the table's family, whatever ``models`` shows).
         dataset : str, default=None
             Name of the data, for the title.
         ax : matplotlib Axes or pair of Axes, default=None
@@ -238,19 +235,18 @@ class StudyDisplay:
         if not 0 < confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
         summary = result.summary(metric)
+
+        def wide(column):
+            """Models by fractions, NaN where a model was not run."""
+            table = summary[column].unstack()
+            return table.reindex(index=models, columns=result.fractions)
+
+        means = dict(zip(models, wide("mean").to_numpy(float), strict=True))
+        stds = dict(zip(models, wide("std").to_numpy(float), strict=True))
+        # Per fraction, the training size of the last model run there.
+        n_train = wide("n_train").ffill().iloc[-1].to_numpy(float)
         fractions = np.asarray(result.fractions, dtype=float)
         position = {f: i for i, f in enumerate(result.fractions)}
-        means, stds = {}, {}
-        n_train = np.full(len(fractions), np.nan)
-        for model in models:
-            means[model] = np.full(len(fractions), np.nan)
-            stds[model] = np.full(len(fractions), np.nan)
-            for f in result.fractions:
-                if (model, f) in summary.index:
-                    row = summary.loc[(model, f)]
-                    i = position[f]
-                    means[model][i], stds[model][i] = row["mean"], row["std"]
-                    n_train[i] = row["n_train"]
         diffs, rejected = {}, {}
         if len(result.models) > 1:
             # The table's comparisons: the same test, intervals and marks.

@@ -4,6 +4,7 @@ import contextlib
 import sys
 import time
 import warnings
+from collections import Counter
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -77,9 +78,7 @@ def nested_subsamples(y, fractions, rng):
     orders = [rng.permutation(np.flatnonzero(y == c)) for c in np.unique(y)]
     out = {}
     for f in fractions:
-        parts = [
-            o[: min(len(o), max(1, int(np.floor(f * len(o) + 0.5))))] for o in orders
-        ]
+        parts = [o[: max(1, int(np.floor(f * len(o) + 0.5)))] for o in orders]
         out[f] = np.sort(np.concatenate(parts))
     return out
 
@@ -93,9 +92,8 @@ def _derived_seed(base, *keys):
 def prepare_estimator(estimator, seed, n_threads):
     """Clone, fill (nested) ``random_state=None`` with ``seed``, set ``n_threads``."""
     est = clone(estimator)
-    params = est.get_params(deep=True)
     updates = {}
-    for key, value in params.items():
+    for key, value in est.get_params(deep=True).items():
         leaf = key.rsplit("__", 1)[-1]
         if leaf == "random_state" and value is None:
             updates[key] = seed
@@ -137,30 +135,22 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     return scores, fit_time, score_time, raised
 
 
-def warn_once(raised, n_tasks, stacklevel=3):
-    """Show each distinct warning of a study's tasks once, with its count.
+def run_records(tasks, keys, columns, **run):
+    """One record per task and metric from :func:`run_tasks`.
 
-    ``raised`` holds each task's warnings (:func:`fit_and_score`); ``stacklevel``
-    points at the caller of the study function.
+    Each distinct warning of the tasks (:func:`fit_and_score`) is shown once,
+    with its count, pointing at the caller of the study function.
     """
-    counts = {}
-    for task in raised:
-        for key in task:
-            counts[key] = counts.get(key, 0) + 1
+    outputs = run_tasks(tasks, **run)
+    counts = Counter(key for *_, raised in outputs for key in raised)
     for (category, message), count in counts.items():
-        text = f"{message} (in {count} of {n_tasks} fits)"
+        text = f"{message} (in {count} of {len(outputs)} fits)"
         if not (isinstance(category, type) and issubclass(category, Warning)):
             category = UserWarning
         try:
-            warnings.warn(text, category, stacklevel=stacklevel)
+            warnings.warn(text, category, stacklevel=3)
         except TypeError:  # a category that takes other arguments
-            warnings.warn(text, UserWarning, stacklevel=stacklevel)
-
-
-def run_records(tasks, keys, columns, **run):
-    """One record per task and metric from :func:`run_tasks`; warnings shown once."""
-    outputs = run_tasks(tasks, **run)
-    warn_once([out[3] for out in outputs], len(outputs), stacklevel=4)
+            warnings.warn(text, UserWarning, stacklevel=3)
     records = []
     for key, (scores, *times, _) in zip(keys, outputs, strict=True):
         for metric, value in scores.items():
@@ -188,23 +178,20 @@ def _stderr_is_terminal():
         return False
 
 
-_PROGRESS_CHOICES = "a bool, 'auto' or 'lines'"
-
-
 def resolve_progress(progress, purpose):
     """What to show: True (a bar), False (nothing) or ``"lines"``.
 
     ``"auto"``: a bar in a terminal or notebook with tqdm, else nothing. Called
     before any fit, so that ``progress=True`` without tqdm fails at once.
     """
-    if isinstance(progress, str):
+    if isinstance(progress, str) and progress in ("auto", "lines"):
         if progress == "lines":
             return "lines"
-        if progress != "auto":
-            raise ValueError(f"progress must be {_PROGRESS_CHOICES}, got {progress!r}.")
         return (_stderr_is_terminal() or _in_notebook()) and _installed("tqdm")
     if not isinstance(progress, bool | np.bool_):
-        raise ValueError(f"progress must be {_PROGRESS_CHOICES}, got {progress!r}.")
+        raise ValueError(
+            f"progress must be a bool, 'auto' or 'lines', got {progress!r}."
+        )
     if progress:
         check_dependencies("progress", purpose=f"{purpose}(progress=True)")
     return bool(progress)

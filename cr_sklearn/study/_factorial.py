@@ -52,19 +52,19 @@ CONDITIONS = {
     "snr_-10dB": {"snr_db": -10.0},
 }
 
+# Both presets run every regulariser and condition.
+_EVERY = {"regularizers": tuple(REGULARIZERS), "conditions": tuple(CONDITIONS)}
 PRESETS = {
     "quick": {
         "datasets": ("pima", "breast-cancer"),
         "activations": ("poly", "relu"),
-        "regularizers": tuple(REGULARIZERS),
-        "conditions": tuple(CONDITIONS),
+        **_EVERY,
         "seeds": (0, 1),
     },
     "paper": {
         "datasets": ("pima", "wine-red", "breast-cancer", "digits"),
         "activations": ACTIVATIONS,
-        "regularizers": tuple(REGULARIZERS),
-        "conditions": tuple(CONDITIONS),
+        **_EVERY,
         "seeds": (0, 1, 2, 3, 4),
     },
 }
@@ -159,11 +159,7 @@ def factorial_study(
         ``activation`` and the regulariser parameters.
     test_size : float, default=0.25
         Test share of each split.
-    scoring : str, callable, list or dict, default="accuracy"
-        As in :func:`data_fraction_study`.
-    n_jobs, n_threads, verbose : int or None
-        As in :func:`data_fraction_study` (defaults None, 1 and 0).
-    progress : bool, "auto" or "lines", default="auto"
+    scoring, n_jobs, n_threads, verbose, progress : optional
         As in :func:`data_fraction_study`.
 
     Returns
@@ -299,8 +295,7 @@ class FactorialResult(_Records):
         cells : pandas.DataFrame
             Indexed by (dataset, condition, activation), a column per regulariser.
         """
-        frame = self._metric_frame(metric)
-        table = frame.pivot_table(
+        table = self._metric_frame(metric).pivot_table(
             index=["dataset", "condition", "activation"],
             columns="regularizer",
             values="value",
@@ -361,7 +356,7 @@ class FactorialResult(_Records):
         reference : str, default="dreg"
             The regulariser compared with the others.
         metric : str, default=None
-            The metric; the first by default.
+            As in :meth:`cells`.
         test : {"wilcoxon", "corrected_t"}, default="wilcoxon"
             The paired test; a rank test by default, as differences on different
             data sets share no scale.
@@ -397,9 +392,7 @@ class FactorialResult(_Records):
                     continue
                 pair = sub[[reference, other]].dropna()
                 diff = (pair[reference] - pair[other]).to_numpy()
-                row = {"regularizer": other}
-                if by is not None:
-                    row[by] = level
+                row = {"regularizer": other, **({} if by is None else {by: level})}
                 row.update(
                     mean_diff=float(diff.mean()) if diff.size else np.nan,
                     wins=int((diff > 0).sum()),
@@ -423,10 +416,8 @@ class FactorialResult(_Records):
 
         Parameters
         ----------
-        reference : str, default="dreg"
-            Regulariser tested against the others (Wilcoxon, Holm).
-        metric : str, default=None
-            The metric; the first by default.
+        reference, metric : optional
+            As in :meth:`compare`, tested with its defaults (Wilcoxon, Holm).
         digits : int, default=3
             Decimals of the scores.
 

@@ -40,10 +40,32 @@ def _check_ratio(test_train_ratio):
     return ratio
 
 
+def _check_confidence(confidence):
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+
+
 def _degenerate(d):
     """Whether the spread of ``d`` is no spread: zero or rounding noise."""
     spread = d.std(ddof=1)
     return spread <= _DEGENERATE_SPREAD * np.max(np.abs(d))
+
+
+def _corrected_scale(differences, test_train_ratio, what):
+    """``(d, sd)``: the differences and the corrected sd of their mean.
+
+    ``sd`` is 0 when every difference is 0 and NaN for rounding noise.
+    """
+    d = np.asarray(differences, dtype=float)
+    k = d.size
+    if k < 2:
+        raise ValueError(f"The corrected {what} needs at least 2 pairs, got {k}.")
+    ratio = _check_ratio(test_train_ratio)
+    if np.all(d == 0):
+        return d, 0.0
+    if _degenerate(d):
+        return d, np.nan
+    return d, float(np.sqrt((1.0 / k + ratio) * d.var(ddof=1)))
 
 
 def corrected_ttest(differences, test_train_ratio):
@@ -85,17 +107,11 @@ def corrected_ttest(differences, test_train_ratio):
     """
     from scipy import stats
 
-    d = np.asarray(differences, dtype=float)
-    k = d.size
-    if k < 2:
-        raise ValueError(f"The corrected t-test needs at least 2 pairs, got {k}.")
-    ratio = _check_ratio(test_train_ratio)
-    if np.all(d == 0):
+    d, sd = _corrected_scale(differences, test_train_ratio, "t-test")
+    if sd == 0:
         return 0.0, 1.0
-    if _degenerate(d):
-        return float("nan"), float("nan")
-    t = d.mean() / np.sqrt((1.0 / k + ratio) * d.var(ddof=1))
-    return float(t), float(2 * stats.t.sf(abs(t), df=k - 1))
+    t = d.mean() / sd  # NaN for rounding noise
+    return float(t), float(2 * stats.t.sf(abs(t), df=d.size - 1))
 
 
 def corrected_interval(differences, test_train_ratio, confidence=0.95):
@@ -106,10 +122,8 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
 
     Parameters
     ----------
-    differences : array-like of shape (k,)
-        Paired score differences, one per split.
-    test_train_ratio : float
-        ``n_test / n_train`` of the splits, finite and >= 0.
+    differences, test_train_ratio : array-like of shape (k,) and float
+        As in :func:`corrected_ttest`.
     confidence : float, default=0.95
         Coverage of the interval, in ``(0, 1)``.
 
@@ -130,21 +144,10 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     """
     from scipy import stats
 
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
-    d = np.asarray(differences, dtype=float)
-    k = d.size
-    if k < 2:
-        raise ValueError(f"The corrected interval needs at least 2 pairs, got {k}.")
-    ratio = _check_ratio(test_train_ratio)
+    _check_confidence(confidence)
+    d, sd = _corrected_scale(differences, test_train_ratio, "interval")
     mean = float(d.mean())
-    if np.all(d == 0):
-        return mean, 0.0, 0.0
-    if _degenerate(d):
-        return mean, float("nan"), float("nan")
-    half = stats.t.ppf((1 + confidence) / 2, df=k - 1) * np.sqrt(
-        (1.0 / k + ratio) * d.var(ddof=1)
-    )
+    half = stats.t.ppf((1 + confidence) / 2, df=d.size - 1) * sd
     return mean, float(mean - half), float(mean + half)
 
 
@@ -214,8 +217,7 @@ def wilcoxon_interval(differences, confidence=0.95):
     """
     from scipy import stats
 
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+    _check_confidence(confidence)
     d = np.asarray(differences, dtype=float).ravel()
     n = d.size
     if n == 0:
@@ -233,6 +235,15 @@ def wilcoxon_interval(differences, confidence=0.95):
     if k < 1:
         return estimate, np.nan, np.nan
     return estimate, float(walsh[k - 1]), float(walsh[walsh.size - k])
+
+
+def _check_test(test, test_train_ratio):
+    """``test``, checked, with the ratio that ``"corrected_t"`` needs."""
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}.")
+    if test == "corrected_t" and test_train_ratio is None:
+        raise ValueError("test='corrected_t' needs the n_test / n_train ratio.")
+    return test
 
 
 def paired_interval(
@@ -258,13 +269,9 @@ def paired_interval(
     low, high : float
         The interval's bounds (NaN where it cannot be bounded).
     """
-    if test == "wilcoxon":
+    if _check_test(test, test_train_ratio) == "wilcoxon":
         return wilcoxon_interval(differences, confidence)
-    if test == "corrected_t":
-        if test_train_ratio is None:
-            raise ValueError("test='corrected_t' needs the n_test / n_train ratio.")
-        return corrected_interval(differences, test_train_ratio, confidence)
-    raise ValueError(f"test must be one of {TESTS}, got {test!r}.")
+    return corrected_interval(differences, test_train_ratio, confidence)
 
 
 def paired_test(differences, test="corrected_t", test_train_ratio=None):
@@ -272,12 +279,8 @@ def paired_test(differences, test="corrected_t", test_train_ratio=None):
 
     Parameters
     ----------
-    differences : array-like of shape (k,)
-        Paired score differences, one per split.
-    test : {"corrected_t", "wilcoxon"}, default="corrected_t"
-        The test to run.
-    test_train_ratio : float, default=None
-        ``n_test / n_train`` of the splits; required by ``"corrected_t"``.
+    differences, test, test_train_ratio : optional
+        As in :func:`paired_interval`.
 
     Returns
     -------
@@ -286,13 +289,9 @@ def paired_test(differences, test="corrected_t", test_train_ratio=None):
     pvalue : float
         Two-sided p-value.
     """
-    if test == "wilcoxon":
+    if _check_test(test, test_train_ratio) == "wilcoxon":
         return wilcoxon_test(differences)
-    if test == "corrected_t":
-        if test_train_ratio is None:
-            raise ValueError("test='corrected_t' needs the n_test / n_train ratio.")
-        return corrected_ttest(differences, test_train_ratio)
-    raise ValueError(f"test must be one of {TESTS}, got {test!r}.")
+    return corrected_ttest(differences, test_train_ratio)
 
 
 def adjust_pvalues(pvalues, method="holm"):
