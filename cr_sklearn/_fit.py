@@ -92,8 +92,8 @@ class Fit:
 
     def run(self):
         est = self.est
-        # 1. Validate the parameters and the data.
-        est._validate_params()
+        # 1. The data (fit's and partial_fit's decorators validated the
+        # parameters, once).
         fitted = hasattr(est, "module_")
         self.reset = not (fitted and (self.incremental or est.warm_start))
         self._check_members(fitted)

@@ -371,3 +371,30 @@ def test_a_fixed_budget_the_user_chose_warns_while_the_loss_still_falls():
     assert not _convergence_warnings(lambda: long.fit(X, y))
     # partial_fit runs one epoch at a time: no convergence to speak of.
     assert not _convergence_warnings(lambda: model.partial_fit(X, y))
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+@pytest.mark.parametrize("estimator", [CRClassifier, CROrdinalRegressor])
+def test_parameters_are_validated_once_per_fit(monkeypatch, estimator, method):
+    calls = []
+    original = estimator._validate_params
+
+    def counted(self):
+        calls.append(type(self).__name__)
+        return original(self)
+
+    monkeypatch.setattr(estimator, "_validate_params", counted)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 3
+    model = estimator(**{**FAST, "max_iter": 2})
+    if method == "fit":
+        model.fit(X, y)
+    else:
+        model.partial_fit(X, y, classes=np.arange(3))
+    assert calls == [estimator.__name__]
+
+
+def test_a_bad_parameter_still_fails_before_any_training():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        CRClassifier(hidden_layer_sizes="wide").fit(X, np.arange(40) % 2)
