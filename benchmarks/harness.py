@@ -1032,16 +1032,21 @@ def suite_report(task, results, specs, skipped, head):
     models = [s.name for s in specs if s.name in set(results["model"])]
     cr_models = [s.name for s in specs if s.is_cr and s.name in models]
     means = per_table(task, results)
+    units = (
+        "accuracy and gap in points"
+        if task.primary.name == "accuracy"
+        else f"accuracy in points, {task.primary.label} and its gap as they are"
+    )
     cols = ["model", *(f"mean {m.label}" for m in task.metrics), "mean rank"]
     cols += ["mean gap to best", "median fit (s)", "tables"]
     lines += [
         "",
         "## Summary",
         "",
-        "Means over the tables of each model's mean over the splits (accuracy",
-        "and gap in points); rank 1 is the table's best model of this run;",
-        "the gap is the first metric minus the table's best; '-' where a model",
-        "has no such score.",
+        "Means over the tables of each model's mean over the splits "
+        f"({units}); rank 1 is the table's best model of this run; the gap is",
+        "the first metric minus the table's best; '-' where a model has no",
+        "such score.",
     ]
     for band in (None, *BANDS):
         summary = overall(task, means, models, band)
