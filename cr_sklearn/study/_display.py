@@ -411,7 +411,7 @@ class StudyDisplay:
         self._format_x(ax)
         ax.set_ylabel(self.metric)
         ax.set_title(
-            "Mean over splits" + (" (shaded: +- 1 std)" if bands else ""),
+            "Mean over splits" + (" (shaded: one std either side)" if bands else ""),
             fontsize="medium",
         )
         ax.grid(True, alpha=0.3)
@@ -484,7 +484,7 @@ class StudyDisplay:
         ax.set_yticks([rows[m] for m in models], [self._label(m) for m in models])
         ax.set_ylim(-0.6, len(models) - 0.4)
         ax.set_xlabel(self.metric)
-        ax.set_title("Mean ± 1 std over splits", fontsize="medium")
+        ax.set_title("Mean over splits, bars one std either side", fontsize="medium")
         ax.grid(True, axis="x", alpha=0.3)
         ax.margins(x=0.08)
         if diff_ax is not None:
