@@ -103,10 +103,13 @@ intersphinx_timeout = 5
 nitpicky = False
 
 # -- gallery -------------------------------------------------------------------
-# The text example needs the ``text`` extra and the SST-5 data folder.
+# The text example needs the ``text`` extra and the SST-5 data folder; the
+# ONNX example needs the onnx package (in the ``docs`` extra).
 _ignore = []
 if importlib.util.find_spec("sentence_transformers") is None:
     _ignore.append("plot_text_pipeline")
+if importlib.util.find_spec("onnx") is None:
+    _ignore.append("plot_onnx_export")
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",

