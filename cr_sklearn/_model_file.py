@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ._utils import is_integer
+
 __all__ = []
 
 # -- the loader's bounds ---------------------------------------------------
@@ -65,11 +67,6 @@ class FormatError(ValueError):
 def bad(name, reason):
     """The error for the file ``name``, with the ``reason`` it is refused."""
     return FormatError(f"{name!r} is not a valid cr_sklearn model file: {reason}")
-
-
-def is_int(value):
-    """Whether ``value`` is an integer, not a bool (JSON ``true`` is not 1)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def is_real(value):
@@ -182,7 +179,7 @@ def _typed_array(data, dtype, name):
 def _decode_array(value, name):
     dtype = _dtype(value["dtype"], name, allow_object=True)
     shape = _as_list(value["shape"], name)
-    if not all(is_int(s) and s >= 0 for s in shape) or len(shape) > 8:
+    if not all(is_integer(s) and s >= 0 for s in shape) or len(shape) > 8:
         raise bad(name, f"invalid array shape {shape!r:.80}")
     data = _as_list(value["data"], name)
     # Python ints: a forged shape such as [2**70] cannot overflow.
@@ -268,10 +265,10 @@ def _tensor_table(header, name):
             and isinstance(entry["dtype"], str)
             and entry["dtype"] in TENSOR_DTYPES
             and isinstance(entry["shape"], list)
-            and all(is_int(s) and s >= 0 for s in entry["shape"])
+            and all(is_integer(s) and s >= 0 for s in entry["shape"])
             and isinstance(entry["data_offsets"], list)
             and len(entry["data_offsets"]) == 2
-            and all(is_int(o) and o >= 0 for o in entry["data_offsets"])
+            and all(is_integer(o) and o >= 0 for o in entry["data_offsets"])
         ):
             raise bad(name, f"tensor entry {key!r:.80} is malformed")
         dtype, shape = TENSOR_DTYPES[entry["dtype"]], tuple(entry["shape"])
@@ -367,6 +364,25 @@ def digest(payload, data):
     h = hashlib.sha256(payload.encode("utf-8"))
     h.update(data)
     return h.hexdigest()
+
+
+def sorted_metadata(blob):
+    """``blob`` (a safetensors file) with its metadata's keys in sorted order.
+
+    safetensors writes the metadata map in an order that changes from one
+    call to the next; sorted, the same model gives the same bytes. The header
+    keeps its length (the same keys and values, re-padded with spaces), so
+    the tensor data and its offsets are untouched.
+    """
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8 : 8 + n])
+    header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    # The same JSON writer's rules (compact, UTF-8 kept) give the same length;
+    # anything else is left as safetensors wrote it.
+    if len(text) > n:
+        return blob
+    return blob[:8] + text.ljust(n) + blob[8 + n :]
 
 
 def write_atomically(blob, path):

@@ -21,11 +21,11 @@ from skorch.history import History
 
 from . import _model_file, _networks
 from ._fit import class_weight_of, rebuild_net
-from ._model_file import MAX_HEADER_BYTES, bad, decode, encode, is_int, is_real
+from ._model_file import MAX_HEADER_BYTES, bad, decode, encode, is_real
 from ._plan import hidden_sizes, resolve_plan
 from ._predict import PATHS
 from ._summaries import STREAM_ATTRIBUTES
-from ._utils import import_optional, resolve_device
+from ._utils import import_optional, is_integer, resolve_device
 from ._version import __version__
 
 __all__ = ["fitted_state", "load_model", "restore_state", "save_model"]
@@ -221,7 +221,9 @@ def save_model(estimator, path):
             "starts a new history) before saving."
         )
     sha256 = _model_file.digest(payload, draft[8 + n_header :])
-    blob = save_tensors(tensors, metadata={_METADATA_KEY: payload, "sha256": sha256})
+    blob = _model_file.sorted_metadata(
+        save_tensors(tensors, metadata={_METADATA_KEY: payload, "sha256": sha256})
+    )
     if hasattr(path, "write"):
         path.write(blob)
     elif os.path.islink(path):
@@ -246,7 +248,7 @@ def _finite(value):
 
 
 def _int(value, what, name, low=0, high=None):
-    if not is_int(value) or value < low or (high is not None and value > high):
+    if not is_integer(value) or value < low or (high is not None and value > high):
         bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
         raise bad(name, f"{what} must be an integer {bound}, got {value!r:.40}")
     return int(value)
@@ -275,7 +277,7 @@ def _float_list(value, what, name, *, finite):
 
 def _floats(value, what, name, shape, *, positive=False, nonnegative=False, order=""):
     """Finite float64s of ``shape`` (an int: a length); ``positive``: normal ones."""
-    shape = (shape,) if is_int(shape) else shape
+    shape = (shape,) if is_integer(shape) else shape
     if not (
         isinstance(value, np.ndarray)
         and value.dtype.kind == "f"
@@ -431,7 +433,7 @@ def _check_attributes(cls, a, name):
         raise bad(name, f"missing fitted attributes {missing}")
     a = {k: v for k, v in a.items() if _ATTRIBUTES[k][0] != _DROPPED}
     n_features = a["n_features_in_"]
-    if not is_int(n_features) or n_features < 1:
+    if not is_integer(n_features) or n_features < 1:
         raise bad(name, f"invalid n_features_in_ {n_features!r:.40}")
     a["n_features_in_"] = int(n_features)
     a["classes_"] = _check_classes(a["classes_"], cls, name)
@@ -695,32 +697,28 @@ def _check_loaded(estimator, name):
 
 
 def _state_tensors(state, name):
-    """The reader of a :func:`fitted_state`'s numpy arrays (see restore_state)."""
-
-    def read(estimator, plan, dtype):
-        raw = state.get("tensors")
-        if not isinstance(raw, dict):
-            raise bad(name, "it holds no tensors")
-        table = {
-            k: (v.dtype, v.shape) if isinstance(v, np.ndarray) else (None, ())
-            for k, v in raw.items()
-        }
-        _check_tensors(estimator, plan, table, name, dtype)
-        return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in raw.items()}
-
-    return read
+    """The tensor table and reader of a :func:`fitted_state`'s numpy arrays."""
+    raw = state.get("tensors")
+    if not isinstance(raw, dict):
+        raise bad(name, "it holds no tensors")
+    table = {
+        k: (v.dtype, v.shape) if isinstance(v, np.ndarray) else (None, ())
+        for k, v in raw.items()
+    }
+    return table, lambda key: torch.from_numpy(np.ascontiguousarray(raw[key]))
 
 
-def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
+def restore_state(estimator, state, name, *, device="cpu", tensors=None):
     """Check a :func:`fitted_state`, all of it before a network is built, and
     rebuild ``estimator`` (an empty instance of its class) from it; a
-    ``ValueError`` naming ``name`` on any inconsistency. ``read_tensors(estimator,
-    plan, dtype)`` checks the tensors against the network the parameters
-    describe and returns them by name (by default, the state's numpy arrays)."""
+    ``ValueError`` naming ``name`` on any inconsistency. ``tensors``: a table
+    (name -> (numpy dtype, shape, ...)), checked against the network the
+    parameters describe, and a reader of a tensor by name (by default, the
+    state's numpy arrays)."""
     if not isinstance(state, dict):
         raise bad(name, "its state is not a dict")
     version = state.get("format_version")
-    if not is_int(version) or version < 1:
+    if not is_integer(version) or version < 1:
         raise bad(name, f"format_version {version!r:.40} is not a version (1, 2, ...)")
     if version > _FORMAT_VERSION:
         raise ValueError(
@@ -757,7 +755,9 @@ def restore_state(estimator, state, name, *, device="cpu", read_tensors=None):
     plan = _plan_of(estimator, name)
     # Before format 3, the file held the float32 network that trained.
     dtype = torch.float64 if version >= 3 else torch.float32
-    tensors = (read_tensors or _state_tensors(state, name))(estimator, plan, dtype)
+    table, read = tensors or _state_tensors(state, name)
+    _check_tensors(estimator, plan, table, name, dtype)
+    tensors = {key: read(key) for key in table}
     _check_member_attributes(estimator, attributes, name)
     # The state's tensors become the network's (no second copy of the
     # weights); a format before 3 holds float32 ones.
@@ -882,7 +882,7 @@ def load_model(path, *, device="cpu"):
         raise bad(name, f"unknown estimator class {cls_name!r:.80}")
     cls = estimators[cls_name]
     version, versions = payload.get("format_version"), payload.get("versions")
-    if is_int(version) and 1 <= version <= _FORMAT_VERSION:
+    if is_integer(version) and 1 <= version <= _FORMAT_VERSION:
         if not isinstance(versions, dict):
             raise bad(name, "missing version information")
         if versions.get("cr_sklearn") != __version__:
@@ -912,14 +912,5 @@ def load_model(path, *, device="cpu"):
     if isinstance(state["params"], dict) and state["params"].get("callbacks"):
         raise bad(name, "it lists callbacks: callback objects are never loaded")
     del payload
-
-    def read_tensors(found, plan, dtype):
-        _check_tensors(found, plan, table, name, dtype)
-        return {
-            key: _model_file.tensor_view(data, entry, key, name)
-            for key, entry in table.items()
-        }
-
-    return restore_state(
-        cls.__new__(cls), state, name, device=device, read_tensors=read_tensors
-    )
+    tensors = table, lambda key: _model_file.tensor_view(data, table[key], key, name)
+    return restore_state(cls.__new__(cls), state, name, device=device, tensors=tensors)

@@ -36,6 +36,15 @@ MODEL_ALIASES = {
     "mlp": "MLP",
 }
 
+# The factorial preset's entries that options override, and their help.
+_OVERRIDES = {
+    "datasets": "override the preset's datasets",
+    "activations": "override the activations",
+    "regularizers": "override: none, dreg, dropout, weight_decay, spectral_norm, igpen",
+    "conditions": "override: clean, label_noise_40, snr_-10dB",
+    "seeds": "override the seeds, e.g. 0,1,2",
+}
+
 
 def _numbers(kind, name):
     def parse(text):
@@ -230,19 +239,9 @@ def build_parser():
         choices=("quick", "paper"),
         default="quick",
     )
-    fact.add_argument("--datasets", type=_names, help="override the preset's datasets")
-    fact.add_argument("--activations", type=_names, help="override the activations")
-    fact.add_argument(
-        "--regularizers",
-        type=_names,
-        help="override: none, dreg, dropout, weight_decay, spectral_norm, igpen",
-    )
-    fact.add_argument(
-        "--conditions", type=_names, help="override: clean, label_noise_40, snr_-10dB"
-    )
-    fact.add_argument(
-        "--seeds", type=_numbers(int, "integers"), help="override the seeds, e.g. 0,1,2"
-    )
+    for key, text in _OVERRIDES.items():
+        kind = _numbers(int, "integers") if key == "seeds" else _names
+        fact.add_argument(f"--{key}", type=kind, help=text)
     _option(
         fact,
         "--out",
@@ -654,7 +653,7 @@ def _run_factorial(args):
     features = ["tables"] + (["dask"] if args.backend == "dask" else [])
     check_dependencies(*features, purpose="cr-sklearn factorial")
     preset = dict(FACTORIAL_PRESETS[args.preset])
-    for key in ("datasets", "activations", "regularizers", "conditions", "seeds"):
+    for key in _OVERRIDES:
         if getattr(args, key):
             preset[key] = getattr(args, key)
     _check_out(args.out, ["factorial.csv", "factorial.md"])

@@ -536,8 +536,6 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
                 if misses >= self.n_iter_no_change:
                     stop = "validation"
                     break
-        if best_valid is None:
-            best_model = current
         best_model.set_params(warm_start=warm_start)
         self.estimator_ = best_model
         self.growth_history_ = history
