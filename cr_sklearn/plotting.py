@@ -4,6 +4,8 @@ As scikit-learn's Displays: ``from_estimator`` computes the arrays drawn and
 calls ``plot``, which imports matplotlib and sets ``ax_`` and ``figure_``.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 from sklearn.pipeline import Pipeline
@@ -14,6 +16,9 @@ from ._utils import final_estimator, import_optional
 from .nn import FixedActivation, PolyActivation
 
 __all__ = ["ActivationDisplay", "GradientNormDisplay", "LossCurveDisplay"]
+
+# eq=False: hashable and equal only to itself; repr=False: no dump of the arrays.
+_display = dataclass(kw_only=True, eq=False, repr=False)
 
 
 def _cr_estimator(estimator, X=None):
@@ -76,6 +81,7 @@ def _nonlinearity(grid, values):
     return scores
 
 
+@_display
 class ActivationDisplay:
     """Learned activation of each neuron, per layer: a grid of small curves.
 
@@ -116,11 +122,10 @@ class ActivationDisplay:
     (2, 4)
     """
 
-    def __init__(self, *, grids, values, neurons, layer_names):
-        self.grids = grids
-        self.values = values
-        self.neurons = neurons
-        self.layer_names = layer_names
+    grids: list
+    values: list
+    neurons: list
+    layer_names: list
 
     @classmethod
     def from_estimator(
@@ -238,6 +243,7 @@ class ActivationDisplay:
         return self
 
 
+@_display
 class GradientNormDisplay:
     """Distribution of per-sample input-gradient norms, with tau.
 
@@ -281,10 +287,9 @@ class GradientNormDisplay:
     1.0
     """
 
-    def __init__(self, *, norms, q=99, normalize=True):
-        self.norms = norms
-        self.q = q
-        self.normalize = normalize
+    norms: dict
+    q: float = 99
+    normalize: bool = True
 
     @classmethod
     def from_estimator(
@@ -426,6 +431,7 @@ def _model_name(estimator):
     return type(final_estimator(estimator)).__name__
 
 
+@_display
 class LossCurveDisplay:
     """Training and validation loss per epoch, and the validation score.
 
@@ -470,22 +476,12 @@ class LossCurveDisplay:
     ['best_epoch', 'penalty', 'train_loss', 'valid_loss', 'valid_score']
     """
 
-    def __init__(
-        self,
-        *,
-        epochs,
-        train_loss,
-        valid_loss=None,
-        valid_score=None,
-        penalty=None,
-        best_epoch=None,
-    ):
-        self.epochs = epochs
-        self.train_loss = train_loss
-        self.valid_loss = valid_loss
-        self.valid_score = valid_score
-        self.penalty = penalty
-        self.best_epoch = best_epoch
+    epochs: np.ndarray
+    train_loss: np.ndarray
+    valid_loss: np.ndarray | None = None
+    valid_score: np.ndarray | None = None
+    penalty: np.ndarray | None = None
+    best_epoch: int | None = None
 
     @classmethod
     def from_estimator(cls, estimator, *, ax=None):

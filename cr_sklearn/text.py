@@ -14,6 +14,7 @@ from joblib import Memory
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
+from ._base import init_arguments
 from ._utils import import_optional, resolve_device
 
 __all__ = ["SentenceEmbedder"]
@@ -282,11 +283,8 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         device="cpu",
         cache=True,
     ):
-        self.model = model
-        self.batch_size = batch_size
-        self.normalize = normalize
-        self.device = device
-        self.cache = cache
+        for name, value in init_arguments(locals()).items():
+            setattr(self, name, value)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -1,5 +1,7 @@
 """RiskCoverageDisplay: risk-coverage curves of several signals on one axis."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._metrics import _area, _check_confidence, _curve, _prepare
@@ -44,6 +46,8 @@ def _dense(coverage, risk):
     return np.concatenate([[0.0], grid]), np.concatenate([[values[0]], values])
 
 
+# eq=False: hashable and equal only to itself; repr=False: no dump of the arrays.
+@dataclass(kw_only=True, eq=False, repr=False)
 class RiskCoverageDisplay:
     """Risk-coverage curves: the risk of the kept predictions at each coverage.
 
@@ -95,24 +99,13 @@ class RiskCoverageDisplay:
     ['max_proba', 'margin', 'gradient_norm']
     """
 
-    def __init__(
-        self,
-        *,
-        coverage,
-        risk,
-        aurc=None,
-        oracle=None,
-        random_risk=None,
-        estimator_name=None,
-        loss="zero_one",
-    ):
-        self.coverage = coverage
-        self.risk = risk
-        self.aurc = aurc
-        self.oracle = oracle
-        self.random_risk = random_risk
-        self.estimator_name = estimator_name
-        self.loss = loss
+    coverage: dict
+    risk: dict
+    aurc: dict | None = None
+    oracle: tuple | None = None
+    random_risk: float | None = None
+    estimator_name: str | None = None
+    loss: str = "zero_one"
 
     @classmethod
     def from_predictions(

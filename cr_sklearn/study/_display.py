@@ -1,6 +1,7 @@
 """StudyDisplay: scores against training fraction, and paired differences."""
 
 import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,6 +72,8 @@ def _star(ax, xy, offset, color, **align):
     )
 
 
+# eq=False: hashable and equal only to itself; repr=False: no dump of the arrays.
+@dataclass(kw_only=True, eq=False, repr=False)
 class StudyDisplay:
     """Score against training fraction per model, and paired differences.
 
@@ -143,36 +146,19 @@ class StudyDisplay:
     (['logreg', 'tree'], ['tree'])
     """
 
-    def __init__(
-        self,
-        *,
-        fractions,
-        means,
-        stds,
-        metric,
-        reference=None,
-        differences=None,
-        confidence=0.95,
-        n_train=None,
-        dataset=None,
-        protocol=None,
-        test="corrected_t",
-        correction="holm",
-        rejected=None,
-    ):
-        self.fractions = fractions
-        self.means = means
-        self.stds = stds
-        self.metric = metric
-        self.reference = reference
-        self.differences = differences
-        self.confidence = confidence
-        self.n_train = n_train
-        self.dataset = dataset
-        self.protocol = protocol
-        self.test = test
-        self.correction = correction
-        self.rejected = rejected
+    fractions: np.ndarray
+    means: dict
+    stds: dict
+    metric: str
+    reference: str | None = None
+    differences: dict | None = None
+    confidence: float = 0.95
+    n_train: np.ndarray | None = None
+    dataset: str | None = None
+    protocol: str | None = None
+    test: str = "corrected_t"
+    correction: str | None = "holm"
+    rejected: dict | None = None
 
     @classmethod
     def from_result(
