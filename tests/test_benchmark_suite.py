@@ -348,3 +348,9 @@ def test_every_rule_set_gives_parameters_the_estimator_accepts(name):
         assert rules.RULES[name](500, 8, 2)["hidden_layer_sizes"] == (64, 64)
     if name == "C2":
         assert rules.RULES[name](8000, 8, 2)["dreg_lambda"] == pytest.approx(0.005)
+    # Round C's sets change the defaults from 1,000 training rows on.
+    if name in {"D", "D2"}:
+        assert rules.RULES[name](999, 8, 2) == {"hidden_layer_sizes": (64, 64)}
+        assert rules.RULES[name](1000, 8, 2)["encoding_bins"] == 16
+        assert rules.RULES[name](1000, 150, 2)["encoding_bins"] is None
+        assert ("n_members" in rules.RULES[name](1000, 8, 2)) == (name == "D")
