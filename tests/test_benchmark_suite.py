@@ -354,3 +354,9 @@ def test_every_rule_set_gives_parameters_the_estimator_accepts(name):
         assert rules.RULES[name](1000, 8, 2)["encoding_bins"] == 16
         assert rules.RULES[name](1000, 150, 2)["encoding_bins"] is None
         assert ("n_members" in rules.RULES[name](1000, 8, 2)) == (name == "D")
+    if name == "E":
+        assert rules.RULES[name](999, 8, 2) == {"hidden_layer_sizes": (64, 64)}
+        assert rules.RULES[name](1000, 8, 2) == {
+            "hidden_layer_sizes": (64, 64),
+            "n_members": 4,
+        }
