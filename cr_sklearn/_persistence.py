@@ -745,8 +745,7 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
             stacklevel=3,
         )
     history = _check_history(state.get("history"), attributes["n_iter_"], name)
-    for key, value in attributes.items():
-        setattr(estimator, key, value)
+    estimator.__dict__.update(attributes)
     with _invalid_parameters(name):
         class_weight_of(estimator, np.zeros(0, dtype=int))
     estimator.device_ = resolve_device(device)
@@ -757,15 +756,15 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
     dtype = torch.float64 if version >= 3 else torch.float32
     table, read = tensors or _state_tensors(state, name)
     _check_tensors(estimator, plan, table, name, dtype)
-    tensors = {key: read(key) for key in table}
-    _check_member_attributes(estimator, attributes, name)
     # The state's tensors become the network's (no second copy of the
     # weights); a format before 3 holds float32 ones.
     parts = {part: {} for part in MODEL_PARTS}
-    for key, value in tensors.items():
+    for key in table:
+        value = read(key)
         part, _, key = key.partition(".")
         is_float = part == "module" and value.is_floating_point()
         parts[part][key] = value.double() if is_float else value
+    _check_member_attributes(estimator, attributes, name)
     # Building draws initial weights: the caller's random streams are kept.
     with torch.random.fork_rng(devices=[]):
         module = _networks.build(

@@ -323,43 +323,40 @@ def _check_out(folder, names, inputs=()):
     """
     if not os.fspath(folder):
         raise ValueError("--out is empty: name the folder to write into.")
+    out = Path(folder)
+    shown = _shown(out)
     try:
-        _check_out_paths(Path(folder), names, inputs)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {shown} exists and is not a folder.")
+        for name in names:
+            target = out / name
+            if target.is_symlink():
+                raise ValueError(
+                    f"--out {shown}: {name} is a symbolic link (to "
+                    f"{_shown(os.readlink(target))}); cr-sklearn does not write "
+                    "through links: remove it or choose another --out folder."
+                )
+            if target.is_dir():
+                raise ValueError(
+                    f"--out {shown}: {_shown(target)} is a folder, not a file."
+                )
+            for source in inputs:
+                if _same_file(target, source):
+                    raise ValueError(
+                        f"--out {shown} would overwrite the input file "
+                        f"{_shown(source)} with {name}: choose another --out folder."
+                    )
+        parent = out
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise ValueError(f"--out {shown}: {_shown(parent)} is not a folder.")
+        created = [p for p in [out, *out.parents] if not p.exists()]
     except OSError as exc:  # a name too long, a loop of links, ...
         raise ValueError(
             f"--out {_shown(folder)} cannot be used ({exc.strerror or exc}): "
             "choose another folder."
         ) from None
-
-
-def _check_out_paths(out, names, inputs):
-    shown = _shown(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {shown} exists and is not a folder.")
-    for name in names:
-        target = out / name
-        if target.is_symlink():
-            raise ValueError(
-                f"--out {shown}: {name} is a symbolic link (to "
-                f"{_shown(os.readlink(target))}); cr-sklearn does not write "
-                "through links: remove it or choose another --out folder."
-            )
-        if target.is_dir():
-            raise ValueError(
-                f"--out {shown}: {_shown(target)} is a folder, not a file."
-            )
-        for source in inputs:
-            if _same_file(target, source):
-                raise ValueError(
-                    f"--out {shown} would overwrite the input file "
-                    f"{_shown(source)} with {name}: choose another --out folder."
-                )
-    parent = out
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ValueError(f"--out {shown}: {_shown(parent)} is not a folder.")
-    created = [p for p in [out, *out.parents] if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
         for name in names:

@@ -67,11 +67,9 @@ def _block_seed(estimator, network, kind, index, random_state):
 
 
 def _float64_copies(estimator):
-    module = copy.deepcopy(estimator.module_).eval()
+    module = copy.deepcopy(estimator.module_).eval().requires_grad_(False)
     criterion = copy.deepcopy(estimator.net_.criterion_).double().eval()
-    for p in [*module.parameters(), *criterion.parameters()]:
-        p.requires_grad_(False)
-    return module, criterion
+    return module, criterion.requires_grad_(False)
 
 
 def _data_loss(estimator, X, y):
@@ -146,13 +144,11 @@ def first_order_signal(
         if kind == "depth":
             block = net.make_block(seed=seed)
             net.insert_blocks(site, [block])
-            params = list(block.parameters())
+            params = list(block.requires_grad_(True).parameters())
         else:
             old = net.blocks[site].inner_width
             net.widen_block(site, n_units or net.width, seed=seed)
-            params = [net.blocks[site].proj.weight]
-        for p in params:
-            p.requires_grad_(True)
+            params = [net.blocks[site].proj.weight.requires_grad_(True)]
         with torch.enable_grad():
             loss = estimator._data_loss(module, criterion, data)
             grads = torch.autograd.grad(loss, params, allow_unused=True)
@@ -254,10 +250,7 @@ def expand_width(estimator, *, block, n_units=None, random_state=None):
 
 
 def _estimator_has(attr):
-    def check(self):
-        return hasattr(getattr(self, "estimator_", self.estimator), attr)
-
-    return check
+    return lambda self: hasattr(getattr(self, "estimator_", self.estimator), attr)
 
 
 # DepthGrowth's methods of ``X`` alone: their summary and Returns entry.

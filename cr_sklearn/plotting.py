@@ -50,10 +50,10 @@ def _pre_activations(module, X):
     acts = [
         m for m in module.modules() if isinstance(m, PolyActivation | FixedActivation)
     ]
-    seen = {id(m): [] for m in acts}
+    seen = {m: [] for m in acts}
 
     def hook(mod, args):
-        seen[id(mod)].append(args[0].detach())
+        seen[mod].append(args[0].detach())
 
     handles = [m.register_forward_pre_hook(hook) for m in acts]
     try:
@@ -63,21 +63,19 @@ def _pre_activations(module, X):
         for handle in handles:
             handle.remove()
     out = []
-    for m in acts:
-        if not seen[id(m)]:
-            continue
-        z = torch.cat(seen[id(m)]).reshape(-1, seen[id(m)][0].shape[-1])
-        out.append((m, z.min(0).values.numpy(), z.max(0).values.numpy()))
+    for m, inputs in seen.items():
+        if inputs:
+            z = torch.cat(inputs).reshape(-1, inputs[0].shape[-1])
+            out.append((m, z.min(0).values.numpy(), z.max(0).values.numpy()))
     return out
 
 
 def _nonlinearity(grid, values):
     """Per column: RMS distance of ``values`` from their straight-line fit."""
-    scores = np.empty(grid.shape[1])
-    for i in range(grid.shape[1]):
-        coef = np.polyfit(grid[:, i], values[:, i], 1) if np.ptp(grid[:, i]) else None
-        fit = np.polyval(coef, grid[:, i]) if coef is not None else values[:, i]
-        scores[i] = np.sqrt(np.mean((values[:, i] - fit) ** 2))
+    scores = np.zeros(grid.shape[1])  # a constant column is its own line
+    for i, (x, y) in enumerate(zip(grid.T, values.T, strict=True)):
+        if np.ptp(x):
+            scores[i] = np.sqrt(np.mean((y - np.polyval(np.polyfit(x, y, 1), x)) ** 2))
     return scores
 
 

@@ -324,13 +324,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if self.confidence_source_ != "combined":
             column = self.signals_.index(self.confidence_source_)
             self.cv_confidence_ = self.cv_signals_[:, column].copy()
-        self._choose_threshold()
-        return self
-
-    def _n_levels(self):
-        return 1 if self.loss_ == "zero_one" else max(1, len(self.classes_) - 1)
-
-    def _choose_threshold(self):
         if self.target_risk is None:
             self.threshold_ = -np.inf
             self.risk_bound_ = _risk_bound(self.cv_loss_, self.delta, self._n_levels())
@@ -345,11 +338,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                     "predictions: every prediction is rejected. Raise "
                     "target_risk or delta, or fit on more data.",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=3,
                 )
         kept = self.cv_confidence_ >= self.threshold_
         self.coverage_ = float(kept.mean())
         self.cv_risk_ = float(self.cv_loss_[kept].mean()) if kept.any() else np.nan
+        return self
+
+    def _n_levels(self):
+        return 1 if self.loss_ == "zero_one" else max(1, len(self.classes_) - 1)
 
     def threshold_for_risk(self, target_risk, *, delta=None):
         """The guaranteed-risk threshold for another target, without refitting.

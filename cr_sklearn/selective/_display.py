@@ -28,20 +28,15 @@ _RISK_LABELS = {
 _GRID = np.linspace(0.0, 1.0, 401)[1:]
 
 
-def _risk_at(coverage, risk, grid):
-    """The exact risk of the curve at ``grid`` (a tie group at its mean loss)."""
-    share = risk * coverage
-    k = np.minimum(np.searchsorted(coverage, grid), len(coverage) - 1)
-    a = np.where(k > 0, coverage[np.maximum(k - 1, 0)], 0.0)
-    before = np.where(k > 0, share[np.maximum(k - 1, 0)], 0.0)
-    mean = (share[k] - before) / (coverage[k] - a)
-    return (before + mean * (grid - a)) / grid
-
-
 def _dense(coverage, risk):
-    """``(x, y)`` of the drawn curve: from coverage 0 to 1, exact in between."""
+    """``(x, y)`` of the drawn curve: from coverage 0 to 1, exact in between.
+
+    Inside a tie group the kept loss grows linearly (at the group's mean loss):
+    the exact risk is the interpolated loss over the coverage.
+    """
     grid = np.union1d(_GRID, coverage)
-    values = _risk_at(coverage, risk, grid)
+    kept = np.interp(grid, np.append(0.0, coverage), np.append(0.0, risk * coverage))
+    values = kept / grid
     # At coverage 0 the risk is the limit inside the first group: its mean.
     return np.concatenate([[0.0], grid]), np.concatenate([[values[0]], values])
 

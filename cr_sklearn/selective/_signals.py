@@ -1,6 +1,7 @@
 """Confidence signals of fitted estimators (duck-typed): higher means more trusted."""
 
 import copy
+import functools
 import numbers
 
 import numpy as np
@@ -57,9 +58,7 @@ def _resolve_loss(estimator, loss):
 
 
 def _is_cr(estimator):
-    return hasattr(estimator, "input_sensitivity") and hasattr(
-        estimator, "input_distance"
-    )
+    return all(hasattr(estimator, m) for m in ("input_sensitivity", "input_distance"))
 
 
 def _has_dropout(estimator):
@@ -150,10 +149,7 @@ def _output_proba(final, out, member=None):
         if cutpoints.ndim == 2:
             cutpoints = cutpoints[0 if member is None else member]
         cumulative = 1.0 / (1.0 + np.exp(-(cutpoints[None, :] - eta[:, None])))
-        bounds = np.hstack(
-            [np.zeros((len(eta), 1)), cumulative, np.ones((len(eta), 1))]
-        )
-        return np.diff(bounds, axis=1)
+        return np.diff(cumulative, axis=1, prepend=0.0, append=1.0)
     if out.shape[1] == 1:
         p1 = 1.0 / (1.0 + np.exp(-out[:, 0]))
         return np.column_stack([1.0 - p1, p1])
@@ -312,35 +308,30 @@ def confidence_signals(
     Xt = X
     if needs_cr and isinstance(estimator, Pipeline):
         Xt = estimator[:-1].transform(X)
-    cache = {}
-
-    def predicted_positions():
-        if "pred" not in cache:
-            cache["pred"] = _positions(estimator.classes_, estimator.predict(X))
-        return cache["pred"]
-
     median = getattr(_innermost(estimator), "prediction", None) == "median"
 
-    def probability(i):
-        if "proba" not in cache:
-            if not hasattr(estimator, "predict_proba"):
-                raise ValueError(
-                    f"{type(final).__name__} has no predict_proba: the signals "
-                    "'max_proba' and 'margin' are not available (try "
-                    "'gradient_norm')."
-                )
-            proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
-            cache["proba"] = _probability_signals(
-                proba, predicted_positions(), loss, median
+    # Computed once, by the first signal that needs them.
+    @functools.cache
+    def predicted_positions():
+        return _positions(estimator.classes_, estimator.predict(X))
+
+    @functools.cache
+    def probability_signals():
+        if not hasattr(estimator, "predict_proba"):
+            raise ValueError(
+                f"{type(final).__name__} has no predict_proba: the signals "
+                "'max_proba' and 'margin' are not available (try "
+                "'gradient_norm')."
             )
-        return cache["proba"][i]
+        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        return _probability_signals(proba, predicted_positions(), loss, median)
 
     out = {}
     for name in names:
         if name == "max_proba":
-            out[name] = probability(0)
+            out[name] = probability_signals()[0]
         elif name == "margin":
-            out[name] = probability(1)
+            out[name] = probability_signals()[1]
         elif name in ("input_sensitivity", "input_distance"):
             out[name] = -np.asarray(getattr(final, name)(Xt), dtype=np.float64)
         elif name == "mc_dropout":

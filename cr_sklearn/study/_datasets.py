@@ -148,17 +148,14 @@ def _read_csv(path, name, target):
     # The header as written: pandas renames a repeated name ("label.1").
     header = read(header=None, nrows=1, dtype=str, keep_default_na=False)
     names = header.iloc[0].tolist() if len(header) else []
-    seen, repeated = set(), []
-    for column in names:
-        if column in seen and column not in repeated:
-            repeated.append(column)
-        seen.add(column)
+    columns = pd.Series(names, dtype=object)
+    repeated = columns[columns.duplicated()].unique().tolist()  # in order seen
     if repeated:
         raise ValueError(
             f"{name} has columns of the same name: {_some(repeated)}. Rename them: "
             "a second copy of the label would be read as a feature."
         )
-    if target not in seen:
+    if target not in names:
         raise ValueError(
             f"Column {target!r} is not in {name}; its {len(names):,} columns: "
             f"{_some(names)}."

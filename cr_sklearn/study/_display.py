@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._deps import import_or_hint
-from ._stats import CORRECTION_LABELS, TEST_LABELS
+from ._stats import CORRECTION_LABELS, TEST_LABELS, _check_confidence
 
 __all__ = ["StudyDisplay"]
 
@@ -56,20 +56,6 @@ def _points(style, grow=0):
     """``errorbar`` keywords of a model's points, markers ``grow`` points larger."""
     size = style["markersize"] + grow
     return dict(fmt="o", color=style["color"], markersize=size, zorder=style["zorder"])
-
-
-def _star(ax, xy, offset, color, **align):
-    """The ``*`` of a rejected difference, beside the point ``xy``."""
-    return ax.annotate(
-        "*",
-        xy,
-        xytext=offset,
-        textcoords="offset points",
-        color=color,
-        fontsize="large",
-        fontweight="bold",
-        **align,
-    )
 
 
 # eq=False: hashable and equal only to itself; repr=False: no dump of the arrays.
@@ -218,8 +204,7 @@ class StudyDisplay:
             raise ValueError(
                 f"Unknown reference model {reference!r}; models: {models}."
             )
-        if not 0 < confidence < 1:
-            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+        _check_confidence(confidence)
         summary = result.summary(metric)
 
         def wide(column):
@@ -231,8 +216,6 @@ class StudyDisplay:
         stds = dict(zip(models, wide("std").to_numpy(float), strict=True))
         # Per fraction, the training size of the last model run there.
         n_train = wide("n_train").ffill().iloc[-1].to_numpy(float)
-        fractions = np.asarray(result.fractions, dtype=float)
-        position = {f: i for i, f in enumerate(result.fractions)}
         diffs, rejected = {}, {}
         if len(result.models) > 1:
             # The table's comparisons: the same test, intervals and marks.
@@ -243,17 +226,18 @@ class StudyDisplay:
                 correction=correction,
                 alpha=1 - confidence,
             )
+            position = {f: i for i, f in enumerate(result.fractions)}
             for model in models:
                 if model == reference:
                     continue
-                diffs[model] = np.full((len(fractions), 3), np.nan)
-                rejected[model] = np.zeros(len(fractions), dtype=bool)
+                diffs[model] = np.full((len(position), 3), np.nan)
+                rejected[model] = np.zeros(len(position), dtype=bool)
                 for r in cmp[cmp["model"] == model].itertuples():
                     i = position[r.fraction]
                     diffs[model][i] = r.estimate, r.ci_low, r.ci_high
                     rejected[model][i] = bool(r.reject)
         display = cls(
-            fractions=fractions,
+            fractions=np.asarray(result.fractions, dtype=float),
             means=means,
             stds=stds,
             metric=metric,
@@ -278,14 +262,11 @@ class StudyDisplay:
 
     def _styles(self):
         """Line style per model: the reference in bold black, others in colour."""
-        styles, colour = {}, 0
-        for model in self.means:
-            if model == self.reference:
-                styles[model] = dict(_REFERENCE_STYLE)
-            else:
-                styles[model] = {**_OTHER_STYLE, "color": f"C{colour % 10}"}
-                colour += 1
-        return styles
+        others = [m for m in self.means if m != self.reference]
+        styles = {
+            m: {**_OTHER_STYLE, "color": f"C{i % 10}"} for i, m in enumerate(others)
+        }
+        return {**styles, self.reference: dict(_REFERENCE_STYLE)}
 
     def _label(self, model):
         return f"{model} (reference)" if model == self.reference else model
@@ -351,10 +332,8 @@ class StudyDisplay:
         )
         if layout not in ("row", "column"):
             raise ValueError(f"layout must be 'row' or 'column', got {layout!r}.")
-        draw_diff = (
-            differences
-            and bool(self.differences)
-            and any(np.isfinite(d).any() for d in self.differences.values())
+        draw_diff = differences and any(
+            np.isfinite(d).any() for d in (self.differences or {}).values()
         )
         own_figure = ax is None
         styles = self._styles()
@@ -418,32 +397,44 @@ class StudyDisplay:
             np.linspace(-_DODGE, _DODGE, len(others)) if len(others) > 1 else [0.0]
         )
         ax.axhline(0.0, **_ZERO_LINE)
-        rejected = self.rejected or {}
         for model, offset in zip(others, offsets, strict=True):
             estimate, low, high = self.differences[model].T
             x = self.fractions * np.exp(offset)
-            style = styles[model]
             self.errorbars_[model] = ax.errorbar(
                 x,
                 estimate,
                 yerr=[estimate - low, high - estimate],
                 capsize=2.5,
                 elinewidth=1.2,
-                **_points(style),
+                **_points(styles[model]),
             )
-            # The table's mark, above the interval (or the point).
-            marks = rejected.get(model, np.zeros(len(x), dtype=bool))
-            top = np.where(np.isfinite(high), high, estimate)
-            self.marks_[model] = [
-                _star(ax, (xi, yi), (0, 1), style["color"], ha="center", va="bottom")
-                for xi, yi, mark in zip(x, top, marks, strict=True)
-                if mark and np.isfinite(yi)
-            ]
+            self._marks(ax, model, x, estimate, high, styles[model]["color"])
         self._format_x(ax)
         ax.margins(y=0.12)  # room for the marks
         ax.set_ylabel(f"{self.metric}: model - {self.reference}")
         self._diff_title(ax, " ")
         ax.grid(True, alpha=0.3)
+
+    def _marks(self, ax, model, at, estimate, high, color):
+        """The table's ``*`` past each rejected interval's top (or its point)."""
+        one = len(self.fractions) == 1  # intervals along x, a row per model
+        marks = (self.rejected or {}).get(model, np.zeros(len(at), dtype=bool))
+        tip = np.where(np.isfinite(high), high, estimate)
+        self.marks_[model] = [
+            ax.annotate(
+                "*",
+                (t, a) if one else (a, t),
+                xytext=(4, 0) if one else (0, 1),
+                textcoords="offset points",
+                color=color,
+                fontsize="large",
+                fontweight="bold",
+                ha="left" if one else "center",
+                va="center" if one else "bottom",
+            )
+            for a, t, mark in zip(at, tip, marks, strict=True)
+            if mark and np.isfinite(t)
+        ]
 
     def _plot_one_fraction(self, plt, ax, draw_diff, layout, styles, line_kw):
         """One fraction: a row per model (mean and std), the differences beside it."""
@@ -481,28 +472,20 @@ class StudyDisplay:
     def _plot_one_fraction_differences(self, ax, scores_ax, models, rows, styles):
         shared = ax.get_shared_y_axes().joined(scores_ax, ax)
         ax.axvline(0.0, **_ZERO_LINE)
-        rejected = self.rejected or {}
         for model in models:
             if model not in self.differences:
                 continue
-            style = styles[model]
-            estimate, low, high = self.differences[model][0]
-            y = rows[model]
+            estimate, low, high = self.differences[model].T
+            y = [rows[model]]
             self.errorbars_[model] = ax.errorbar(
-                [estimate],
-                [y],
-                xerr=[[estimate - low], [high - estimate]],
+                estimate,
+                y,
+                xerr=[estimate - low, high - estimate],
                 capsize=3,
                 elinewidth=1.4,
-                **_points(style, grow=1),
+                **_points(styles[model], grow=1),
             )
-            mark = rejected.get(model, np.zeros(1, dtype=bool))[0]
-            right = high if np.isfinite(high) else estimate
-            self.marks_[model] = (
-                [_star(ax, (right, y), (4, 0), style["color"], ha="left", va="center")]
-                if mark and np.isfinite(right)
-                else []
-            )
+            self._marks(ax, model, y, estimate, high, styles[model]["color"])
         if not shared:  # beside the scores, the rows are theirs
             ax.set_yticks([rows[m] for m in models], models)
         ax.set_ylim(-0.6, len(models) - 0.4)

@@ -2,6 +2,7 @@
 
 import numbers
 import zlib
+from itertools import product
 
 import numpy as np
 from joblib import delayed
@@ -25,8 +26,6 @@ from ._records import _format_p, _frame_table, _import_pandas, _markdown_table, 
 from ._stats import adjust_pvalues, paired_test
 
 __all__ = ["FactorialResult", "factorial_study"]
-
-ACTIVATIONS = ACTIVATION_NAMES
 
 # Every cell sets all of them, so each regulariser is alone in its cell.
 _OFF = {
@@ -63,7 +62,7 @@ PRESETS = {
     },
     "paper": {
         "datasets": ("pima", "wine-red", "breast-cancer", "digits"),
-        "activations": ACTIVATIONS,
+        "activations": ACTIVATION_NAMES,
         **_EVERY,
         "seeds": (0, 1, 2, 3, 4),
     },
@@ -73,21 +72,19 @@ PRESETS = {
 def _named(value, defaults, what):
     """Resolve None / list of names / dict into a dict of name to spec."""
     if value is None:
-        return dict(defaults)
-    if isinstance(value, dict):
-        if not value:
-            raise ValueError(f"{what} must not be empty.")
-        return dict(value)
-    if isinstance(value, str):
-        value = [value]
-    out = {}
-    for name in value:
-        if name not in defaults:
-            raise ValueError(f"Unknown {what} {name!r}; choose from {list(defaults)}.")
-        out[name] = defaults[name]
-    if not out:
+        value = defaults
+    elif not isinstance(value, dict):
+        names = [value] if isinstance(value, str) else value
+        value = {}
+        for name in names:
+            if name not in defaults:
+                raise ValueError(
+                    f"Unknown {what} {name!r}; choose from {list(defaults)}."
+                )
+            value[name] = defaults[name]
+    if not value:
         raise ValueError(f"{what} must not be empty.")
-    return out
+    return dict(value)
 
 
 def _name_key(name):
@@ -118,7 +115,7 @@ def _condition_data(X, y, spec, seed, test_size, keys):
 def factorial_study(
     datasets,
     *,
-    activations=ACTIVATIONS,
+    activations=ACTIVATION_NAMES,
     regularizers=None,
     conditions=None,
     seeds=(0, 1, 2),
@@ -200,34 +197,31 @@ def factorial_study(
     seeds = list(seeds)
     if not seeds or not all(isinstance(s, numbers.Integral) for s in seeds):
         raise ValueError(f"seeds must be a non-empty list of ints, got {seeds!r}.")
+    seeds = [int(s) for s in seeds]
     scorers = _check_scorers(scoring)
 
     tasks, keys = [], []
     for ds_name, (X, y) in datasets.items():
         X = np.asarray(X, dtype=np.float64)
         y = column_or_1d(y)
-        for cond_name, spec in conditions.items():
-            for seed in seeds:
-                block = (_name_key(ds_name), _name_key(cond_name))
-                X_tr, y_tr, X_te, y_te = _condition_data(
-                    X, y, spec, int(seed), test_size, block
+        for (cond_name, spec), seed in product(conditions.items(), seeds):
+            block = (_name_key(ds_name), _name_key(cond_name))
+            X_tr, y_tr, X_te, y_te = _condition_data(X, y, spec, seed, test_size, block)
+            X_all = np.concatenate([X_tr, X_te])
+            y_all = np.concatenate([y_tr, y_te])
+            train = np.arange(len(y_tr))
+            test = np.arange(len(y_tr), len(y_all))
+            model_seed = _derived_seed(seed, *block, 1)
+            for act, (reg_name, params) in product(activations, regularizers.items()):
+                est = clone(estimator).set_params(activation=act, **params)
+                est = prepare_estimator(est, model_seed, n_threads)
+                tasks.append(
+                    delayed(fit_and_score)(
+                        est, X_all, y_all, train, test, scorers, n_threads
+                    )
                 )
-                X_all = np.concatenate([X_tr, X_te])
-                y_all = np.concatenate([y_tr, y_te])
-                train = np.arange(len(y_tr))
-                test = np.arange(len(y_tr), len(y_all))
-                model_seed = _derived_seed(int(seed), *block, 1)
-                for act in activations:
-                    for reg_name, params in regularizers.items():
-                        est = clone(estimator).set_params(activation=act, **params)
-                        est = prepare_estimator(est, model_seed, n_threads)
-                        tasks.append(
-                            delayed(fit_and_score)(
-                                est, X_all, y_all, train, test, scorers, n_threads
-                            )
-                        )
-                        key = (ds_name, cond_name, act, reg_name, int(seed))
-                        keys.append((*key, len(train), len(test)))
+                key = (ds_name, cond_name, act, reg_name, seed)
+                keys.append((*key, len(train), len(test)))
     records = run_records(
         tasks,
         keys,
@@ -382,9 +376,7 @@ class FactorialResult(_Records):
             index=self._block, columns="regularizer", values="value", aggfunc="mean"
         )
         ratio = float((frame["n_test"] / frame["n_train"]).mean())
-        groups = [(None, wide)]
-        if by is not None:
-            groups = list(wide.groupby(level=by, sort=False))
+        groups = [(None, wide)] if by is None else wide.groupby(level=by, sort=False)
         rows = []
         for level, sub in groups:
             for other in self.regularizers:

@@ -25,13 +25,6 @@ from ._result import StudyResult
 __all__ = ["data_fraction_study"]
 
 
-def _ordered_categorical(y):
-    """``y`` as a pandas Categorical when it is an ordered one, else None."""
-    if getattr(getattr(y, "dtype", None), "ordered", False):
-        return getattr(y, "array", y)  # a Series' values keep the dtype
-    return None
-
-
 def data_fraction_study(
     estimators,
     X,
@@ -117,10 +110,12 @@ def data_fraction_study(
         raise ValueError(
             f"n_threads must be a positive int or None, got {n_threads!r}."
         )
-    # An ordered Categorical reaches the estimators; plain labels stratify.
-    y_fit = _ordered_categorical(y)
+    # An ordered Categorical reaches the estimators (a Series' values keep the
+    # dtype); plain labels stratify.
+    ordered = getattr(getattr(y, "dtype", None), "ordered", False)
+    y_fit = getattr(y, "array", y)
     y = column_or_1d(y, warn=True)
-    if y_fit is None:
+    if not ordered:
         y_fit = y
     check_consistent_length(X, y)
     if type_of_target(y) not in ("binary", "multiclass"):

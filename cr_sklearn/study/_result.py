@@ -118,15 +118,12 @@ class StudyResult(_Records):
         metric = self._metric(metric)
         frame = self.to_frame()
         frame = frame[frame["metric"] == metric]
-        grouped = frame.groupby(["model", "fraction"], sort=False)
-        out = pd.DataFrame(
-            {
-                "mean": grouped["value"].mean(),
-                "std": grouped["value"].std(ddof=1),
-                "n_splits": grouped["value"].size(),
-                "n_train": grouped["n_train"].mean(),
-                "fit_time": grouped["fit_time"].mean(),
-            }
+        out = frame.groupby(["model", "fraction"], sort=False).agg(
+            mean=("value", "mean"),
+            std=("value", "std"),  # ddof=1
+            n_splits=("value", "size"),
+            n_train=("n_train", "mean"),
+            fit_time=("fit_time", "mean"),
         )
         order = pd.MultiIndex.from_product(
             [self.models, self.fractions], names=["model", "fraction"]
@@ -317,7 +314,9 @@ class StudyResult(_Records):
                     r.model,
                     f"{r.fraction:.0%}",
                     f"{r.mean_diff:+.{digits}f}",
-                    _format_interval(r.ci_low, r.ci_high, digits),
+                    f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]"
+                    if np.isfinite([r.ci_low, r.ci_high]).all()
+                    else "n/a",
                     _format_p(r.p_value),
                     _format_p(r.p_adjusted),
                     "*" if r.reject else "",
@@ -330,12 +329,6 @@ class StudyResult(_Records):
             header2 += [f"{1 - alpha:.0%} interval", "p", p_label, "*", "n"]
             text += "\n\n" + _markdown_table(header2, detail_rows)
         return text
-
-
-def _format_interval(low, high, digits):
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return "n/a"
-    return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
 _COMPARE_COLUMNS = tuple(

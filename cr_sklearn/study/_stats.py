@@ -27,28 +27,9 @@ CORRECTION_LABELS = {"holm": "Holm", "bonferroni": "Bonferroni", None: "no"}
 _DEGENERATE_SPREAD = float(np.sqrt(np.finfo(np.float64).eps))
 
 
-def _check_ratio(test_train_ratio):
-    try:
-        ratio = float(test_train_ratio)
-    except (TypeError, ValueError):
-        ratio = np.nan
-    if not np.isfinite(ratio) or ratio < 0:
-        raise ValueError(
-            "test_train_ratio (n_test / n_train of the splits) must be a finite "
-            f"number >= 0, got {test_train_ratio!r}."
-        )
-    return ratio
-
-
 def _check_confidence(confidence):
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
-
-
-def _degenerate(d):
-    """Whether the spread of ``d`` is no spread: zero or rounding noise."""
-    spread = d.std(ddof=1)
-    return spread <= _DEGENERATE_SPREAD * np.max(np.abs(d))
 
 
 def _corrected_scale(differences, test_train_ratio, what):
@@ -60,10 +41,18 @@ def _corrected_scale(differences, test_train_ratio, what):
     k = d.size
     if k < 2:
         raise ValueError(f"The corrected {what} needs at least 2 pairs, got {k}.")
-    ratio = _check_ratio(test_train_ratio)
+    try:
+        ratio = float(test_train_ratio)
+    except (TypeError, ValueError):
+        ratio = np.nan
+    if not np.isfinite(ratio) or ratio < 0:
+        raise ValueError(
+            "test_train_ratio (n_test / n_train of the splits) must be a finite "
+            f"number >= 0, got {test_train_ratio!r}."
+        )
     if np.all(d == 0):
         return d, 0.0
-    if _degenerate(d):
+    if d.std(ddof=1) <= _DEGENERATE_SPREAD * np.max(np.abs(d)):
         return d, np.nan
     return d, float(np.sqrt((1.0 / k + ratio) * d.var(ddof=1)))
 
@@ -332,18 +321,14 @@ def adjust_pvalues(pvalues, method="holm"):
         return p.copy()
     if method not in ("holm", "bonferroni"):
         raise ValueError(f"correction must be one of {CORRECTIONS}, got {method!r}.")
-    out = np.full_like(p, np.nan)
     ok = ~np.isnan(p)
-    q = p[ok]
+    q = p[ok]  # a copy: boolean indexing
     m = q.size
-    if m == 0:
-        return out
     if method == "bonferroni":
-        out[ok] = np.minimum(1.0, q * m)
-        return out
-    order = np.argsort(q, kind="stable")
-    stepped = np.maximum.accumulate((m - np.arange(m)) * q[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(1.0, stepped)
-    out[ok] = adjusted
+        q *= m
+    else:
+        order = np.argsort(q, kind="stable")
+        q[order] = np.maximum.accumulate((m - np.arange(m)) * q[order])
+    out = p.copy()
+    out[ok] = np.minimum(1.0, q)
     return out
