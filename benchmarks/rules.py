@@ -103,26 +103,15 @@ def rules_d(n, d, k):
     return rules
 
 
-def rules_d2(n, d, k):
-    """:func:`rules_d` without the members: the bins' share of its effect."""
-    rules = rules_d(n, d, k)
-    rules.pop("n_members", None)
-    return rules
+def without(rules, name):
+    """The rule set ``rules`` without its parameter ``name``."""
+    return lambda n, d, k: {p: v for p, v in rules(n, d, k).items() if p != name}
 
 
 # -- round D (written before it ran) --------------------------------------------
-# Round C (results/round_c_tune.md): D moved the 2,000-20,000 band by +0.26
-# points and the tables above 20,000 rows by +0.38; its bins alone (D2) by
-# -0.17 and +0.14 (workinghours -1.4, schooling -0.9). Round D keeps D's
-# members and drops its bins.
-
-
-def rules_e(n, d, k):
-    """4 members from 1,000 training rows; width by classes (:func:`width_a`)."""
-    rules = rules_d(n, d, k)
-    rules.pop("encoding_bins", None)
-    return rules
-
+# Round C: D moved the 2,000-20,000 band by +0.26 points and the tables above
+# 20,000 rows by +0.38, its bins alone (D2) by -0.17 and +0.14. Round D keeps
+# D's members without its bins (E).
 
 RULES = {
     "A": rules_a,
@@ -131,8 +120,8 @@ RULES = {
     "C": rules_c,
     "C2": rules_c2,
     "D": rules_d,
-    "D2": rules_d2,
-    "E": rules_e,
+    "D2": without(rules_d, "n_members"),  # the bins' share of D's effect
+    "E": without(rules_d, "encoding_bins"),
 }
 
 
