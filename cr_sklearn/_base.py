@@ -44,7 +44,8 @@ def partial_fit_available(estimator):
     """Whether ``partial_fit`` exists: not with ``n_members > 1``.
 
     Each member trains on the rows outside its fold of the data given to
-    ``fit``; a stream of batches has no folds.
+    ``fit``; a stream of batches has no folds (``n_members="auto"`` trains
+    one network there).
     """
     n_members = getattr(estimator, "n_members", 1)
     # An invalid value (a string, say) is left to fit's parameter validation.
@@ -120,13 +121,16 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "callbacks": [list, None],
-        "n_members": [COUNT],
+        "n_members": [COUNT, StrOptions({"auto"})],
         "oob_score": ["boolean"],
     }
 
     #: ``early_stopping="auto"`` trains a fixed budget below 2,000 samples
     #: only on inputs of at most this many columns (``None``: any input).
     _auto_fixed_budget_max_features = None
+    #: ``encoding_bins="auto"``: the bins per column below 1,000 training rows
+    #: and from there (up to 100 columns; ``_plan.encoding_bins_rule``).
+    _auto_encoding_bins = (4, 4)
 
     def __init__(self, **params):
         # The subclasses list their parameters in their own ``__init__``

@@ -138,14 +138,16 @@ warm_start : bool
 callbacks : list of skorch callbacks or (name, callback) tuples
     Extra skorch callbacks (instances or classes); any other entry
     raises a ``TypeError`` naming it.
-n_members : int
+n_members : int or "auto"
     ``k > 1``: a cross-fitted ensemble of ``k`` members trained as one
     batched network, member ``m`` on the rows outside stratified fold
     ``m``, each keeping its best epoch on its own fold (unless
     ``early_stopping=False``). :meth:`predict_proba` averages the members'
     probabilities. ``partial_fit``, ``warm_start`` and
     :class:`~cr_sklearn.DepthGrowth` are not available with members, and
-    ``igpen_lambda`` must be 0.
+    ``igpen_lambda`` must be 0. ``"auto"``: 4 members from 1,000 training
+    rows, one network below and where members are not available. The count
+    used is ``n_members_``.
 oob_score : bool
     With ``n_members > 1``, set ``oob_decision_function_`` and ``oob_score_``
     from each row's prediction by the member that did not train on it.
@@ -207,6 +209,9 @@ encoding_bins_ : int or None
     resolved).
 dropout_ : float
     The dropout rate the network was built with (``dropout`` resolved).
+n_members_ : int
+    The members the network was built with (``n_members`` resolved; 1:
+    one network).
 input_distance_quantiles_ : ndarray of shape (101,)
     Percentiles 0..100 of the training samples' :meth:`input_distance`.
 net_ : skorch.NeuralNet

@@ -38,7 +38,8 @@ __all__ = []
 # Fitted attributes of one fit that a later fit may not set: a new fit drops them.
 _MEMBER_ATTRIBUTES = ("oob_score_", "oob_decision_function_")
 NO_PARTIAL_FIT = (
-    "partial_fit is not available with n_members > 1: each member trains on "
+    "partial_fit is not available on cross-fitted members (n_members > 1, or "
+    "'auto' from 1,000 rows): each member trains on "
     "the rows outside its fold of the data given to fit, and a stream of "
     "batches has no folds. Use fit, or n_members=1."
 )
@@ -96,7 +97,6 @@ class Fit:
         # parameters, once).
         fitted = hasattr(est, "module_")
         self.reset = not (fitted and (self.incremental or est.warm_start))
-        self._check_members(fitted)
         X, codes, weight = self._data()
         # 2. Seed the fit and resolve its plan.
         if self.reset:
@@ -109,13 +109,13 @@ class Fit:
         seed = est._seed + est._n_fit_calls
         est._n_fit_calls += 1
         plan = resolve_plan(
-            est.get_params(deep=False),
+            est,
             *X.shape,
             est._n_outputs(),
             device=est.device_,
             incremental=self.incremental,
-            widest_fixed=est._auto_fixed_budget_max_features,
         )
+        self._check_members(plan, fitted)
         if not self.reset:
             plan.check_same_network(est._built)
         with torch_context(seed, plan.n_threads, est.device_):
@@ -170,15 +170,22 @@ class Fit:
             raise ValueError("sample_weight must have a positive sum.")
         return X, codes, weight
 
-    def _check_members(self, fitted):
+    def _check_members(self, plan, fitted):
         """Refuse ``oob_score``, ``igpen_lambda``, warm starts where invalid."""
         est = self.est
-        members = est.n_members > 1
+        members = plan.n_members > 1
         if not members and est.oob_score:
+            auto = ""
+            if est.n_members == "auto":
+                auto = (
+                    " (n_members='auto' trains one network below 1,000 rows and "
+                    "with partial_fit, warm_start, igpen_lambda > 0 or "
+                    "spectral_norm)"
+                )
             raise ValueError(
-                "oob_score=True needs n_members > 1: the out-of-fold predictions "
-                "come from the cross-fitted members (n_members=1 trains one "
-                "network on every row, and no row is out of fold)."
+                f"oob_score=True needs n_members > 1{auto}: the out-of-fold "
+                "predictions come from the cross-fitted members (one network "
+                "trains on every row, and no row is out of fold)."
             )
         if members and est.igpen_lambda > 0:
             raise ValueError(
@@ -412,6 +419,7 @@ class Fit:
         est.max_iter_ = plan.max_epochs
         est.early_stopping_ = plan.stopping
         est.encoding_bins_, est.dropout_ = plan.encoding_bins, plan.dropout
+        est.n_members_ = plan.n_members
         stopping = dict(net.callbacks_).get("early_stopping")
         members = plan.n_members > 1
         est.best_epoch_ = getattr(stopping, "restored_epoch_", None)

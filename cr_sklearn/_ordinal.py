@@ -129,13 +129,19 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         As :class:`CRClassifier`'s, with ``"auto"`` holding out a validation
         set also below 2,000 rows on inputs of more than 100 columns
         (sentence embeddings, where a fixed budget overfits).
-    encoding_bins : int, "auto" or None, default=None
-        As :class:`CRClassifier`'s; not encoded by default (the encoding did
-        not help on the ordinal suite's tuning half).
-    n_members : int, default=1
-        As :class:`CRClassifier`'s; the members' probabilities are averaged
-        through the cumulative probabilities, which keeps them rank
-        consistent (:meth:`predict_latent` is then the expected rank).
+    encoding_bins : int, "auto" or None, default="auto"
+        As :class:`CRClassifier`'s, with ``"auto"`` sized for the ordinal
+        head: no encoding below 1,000 training rows (it did not help on the
+        ordinal suite's smaller tables), 16 bins from there, none above 100
+        columns.
+    n_members : int or "auto", default="auto"
+        As :class:`CRClassifier`'s: ``"auto"`` trains 4 cross-fitted members
+        from 1,000 training rows and one network below (or with
+        ``partial_fit``, ``warm_start``, ``igpen_lambda > 0`` or
+        ``spectral_norm``). The members' probabilities are averaged through
+        the cumulative probabilities, which keeps them rank consistent
+        (:meth:`predict_latent` is then the expected rank). The count used
+        is ``n_members_``.
     %(parameters)s
 
     Attributes
@@ -240,6 +246,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     # inputs only; on sentence embeddings (384 columns) below 2,000 rows it
     # overfit, so wider inputs keep the hold-out at any size.
     _auto_fixed_budget_max_features = 100
+    # encoding_bins="auto" and n_members="auto" from 1,000 training rows:
+    # round C's rule set D, adopted on the ordinal suite's tuning half and
+    # confirmed on its other half (benchmarks/results/ordinal_round_d_*.md).
+    _auto_encoding_bins = (None, 16)
 
     _parameter_constraints = {
         **BaseCR._parameter_constraints,
@@ -277,7 +287,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         spectral_norm=False,
         igpen_lambda=0.0,
         standardize=True,
-        encoding_bins=None,
+        encoding_bins="auto",
         dtype="float32",
         n_threads="auto",
         random_state=None,
@@ -285,7 +295,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         verbose=0,
         warm_start=False,
         callbacks=None,
-        n_members=1,
+        n_members="auto",
         oob_score=False,
     ):
         super().__init__(**init_arguments(locals()))

@@ -395,6 +395,7 @@ _ATTRIBUTES = {
     "cv_validation_loss_": (_OPTIONAL, _float_vector, {"none": True}),
     "encoding_bins_": (_OPTIONAL, _int, {"low": 2, "high": _I32, "none": True}),
     "dropout_": (_OPTIONAL, _float, {"low": 0, "high": 1, "below": True}),
+    "n_members_": (_OPTIONAL, _int, {"low": 1, "high": _I32}),
     "n_encoded_features_": (_OPTIONAL, _int, {"low": 1, "high": _I32, "none": True}),
     "cutpoints_": (_ORDINAL, _cutpoints, {"classes": itemgetter("classes_")}),
     "best_epochs_": (_OPTIONAL, None, {}),
@@ -469,7 +470,7 @@ def _check_attributes(cls, a, name):
 def _check_member_attributes(estimator, a, name):
     """The attributes per member and out-of-fold: those n_members and oob_score make."""
     n_iter, n_classes = a["n_iter_"], len(a["classes_"])
-    members = int(estimator.n_members)
+    members = estimator.n_members_
     oob = members > 1 and estimator.oob_score
     best = a.get("best_epochs_")
     if best is not None and not (
@@ -567,8 +568,9 @@ def _invalid_parameters(name):
 
 
 def _resolved_network_params(estimator, name):
-    """Set ``encoding_bins_``, ``dropout_``: they must describe a fit's network."""
-    for param in ("encoding_bins", "dropout"):
+    """Set ``encoding_bins_``, ``dropout_``, ``n_members_``: they must describe
+    a fit's network."""
+    for param in ("encoding_bins", "dropout", "n_members"):
         attribute, value = param + "_", getattr(estimator, param)
         if hasattr(estimator, attribute):
             if value != "auto" and getattr(estimator, attribute) != value:
@@ -597,18 +599,18 @@ def _plan_of(estimator, name):
     with warnings.catch_warnings(), _invalid_parameters(name):
         warnings.simplefilter("ignore")
         plan = resolve_plan(
-            estimator.get_params(deep=False),
+            estimator,
             1000,
             estimator.n_features_in_,
             estimator._n_outputs(),
             device=estimator.device_,
             incremental=False,
-            widest_fixed=estimator._auto_fixed_budget_max_features,
         )
     return dataclasses.replace(
         plan,
         encoding_bins=estimator.encoding_bins_,
         dropout=estimator.dropout_,
+        n_members=estimator.n_members_,
         stopping=getattr(estimator, "early_stopping_", plan.stopping),
     )
 

@@ -23,10 +23,16 @@ __all__ = []
 
 # -- the rules: "auto" values as functions of the data's shape -----------------
 
-#: ``encoding_bins="auto"``: 4 quantile bins per column, up to this many
-#: input columns; wider inputs (sentence embeddings) are not encoded.
-AUTO_ENCODING_BINS = 4
+#: ``encoding_bins="auto"``: the estimator's quantile bins per column below
+#: and from ``AUTO_LARGE_SAMPLES`` training rows (``_auto_encoding_bins``), up
+#: to this many input columns; wider inputs (sentence embeddings) are not
+#: encoded.
 AUTO_ENCODING_MAX_FEATURES = 100
+#: ``n_members="auto"``: this many cross-fitted members from
+#: ``AUTO_LARGE_SAMPLES`` training rows, one network below
+#: (benchmarks/results/ordinal_round_d_tune.md and _confirm.md).
+AUTO_MEMBERS = 4
+AUTO_LARGE_SAMPLES = 1000
 #: ``dropout="auto"``: with an input encoding, and without one.
 AUTO_DROPOUT_ENCODED = 0.3
 AUTO_DROPOUT = 0.1
@@ -58,11 +64,31 @@ AUTO_THREADS_MAX = 4
 MAX_NETWORK_PARAMETERS = 10**9
 
 
-def encoding_bins_rule(encoding_bins, n_features):
-    """``encoding_bins`` resolved: 4 bins up to 100 columns, none above."""
+def encoding_bins_rule(encoding_bins, n_samples, n_features, auto):
+    """``encoding_bins`` resolved; ``"auto"`` by the estimator's ``auto`` pair.
+
+    ``auto``: the bins below 1,000 training rows and from there (the
+    classifier's ``(4, 4)``, the ordinal head's ``(None, 16)``), up to 100
+    columns; no encoding above.
+    """
     if encoding_bins == "auto":
-        return AUTO_ENCODING_BINS if n_features <= AUTO_ENCODING_MAX_FEATURES else None
+        if n_features > AUTO_ENCODING_MAX_FEATURES:
+            return None
+        return auto[n_samples >= AUTO_LARGE_SAMPLES]
     return None if encoding_bins is None else int(encoding_bins)
+
+
+def members_rule(n_members, n_samples, one_network):
+    """``n_members`` resolved: ``"auto"`` is 4 from 1,000 training rows, else 1.
+
+    ``one_network``: the fit needs one network (``partial_fit``,
+    ``warm_start``, ``igpen_lambda > 0``, ``spectral_norm``), and ``"auto"``
+    trains one.
+    """
+    if n_members != "auto":
+        return int(n_members)
+    large = n_samples >= AUTO_LARGE_SAMPLES
+    return AUTO_MEMBERS if large and not one_network else 1
 
 
 def dropout_rule(dropout, encoding_bins):
@@ -360,19 +386,29 @@ class FitPlan:
             )
 
 
-def resolve_plan(
-    params, n_samples, n_features, n_outputs, *, device, incremental, widest_fixed
-):
-    """The :class:`FitPlan` of the estimator's ``params`` on this data.
+def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, incremental):
+    """The :class:`FitPlan` of ``estimator``'s parameters on this data.
 
-    ``params`` is ``get_params(deep=False)``; ``incremental``: a
-    ``partial_fit`` call (one epoch, no stopping); ``widest_fixed``: the
-    estimator's bound for ``early_stopping="auto"``'s fixed budget.
+    ``incremental``: a ``partial_fit`` call (one epoch, no stopping). The
+    estimator's class says what two ``"auto"`` values mean for its head:
+    ``_auto_fixed_budget_max_features`` bounds ``early_stopping="auto"``'s
+    fixed budget, and ``_auto_encoding_bins`` is ``encoding_bins="auto"``
+    below and from 1,000 rows.
     """
+    params = estimator.get_params(deep=False)
+    widest_fixed = estimator._auto_fixed_budget_max_features
     hidden = hidden_sizes(params["hidden_layer_sizes"])
     check_callbacks(params["callbacks"])
-    n_members = int(params["n_members"])
-    bins = encoding_bins_rule(params["encoding_bins"], n_features)
+    one_network = (
+        incremental
+        or params["warm_start"]
+        or params["igpen_lambda"] > 0
+        or params["spectral_norm"]
+    )
+    n_members = members_rule(params["n_members"], n_samples, one_network)
+    bins = encoding_bins_rule(
+        params["encoding_bins"], n_samples, n_features, estimator._auto_encoding_bins
+    )
     stopping = "off"
     if not incremental:
         stopping = stopping_rule(

@@ -437,7 +437,8 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
                 "DepthGrowth needs an estimator with architecture='residual', got "
                 f"architecture={getattr(self.estimator, 'architecture', None)!r}."
             )
-        if getattr(self.estimator, "n_members", 1) > 1:
+        members = getattr(self.estimator, "n_members", 1)
+        if members != "auto" and members > 1:
             raise ValueError(
                 "DepthGrowth grows one network through warm-started fits; "
                 f"n_members={self.estimator.n_members} trains cross-fitted "

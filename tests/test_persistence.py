@@ -619,7 +619,17 @@ def test_member_tensors_must_match_n_members(saved_members, tmp_path):
         payload["params"]["n_members"] = 1
         payload["params"]["oob_score"] = False
 
+    # The parameter alone disagrees with the count the fit resolved ...
     path = _rewrite(saved_members, tmp_path / "m.safetensors", one_network)
+    with pytest.raises(ValueError, match="n_members_ differs from n_members=1"):
+        load_model(path)
+
+    def one_resolved_network(payload):
+        one_network(payload)
+        payload["attributes"]["n_members_"] = 1
+
+    # ... and both together disagree with the tensors.
+    path = _rewrite(saved_members, tmp_path / "m.safetensors", one_resolved_network)
     with pytest.raises(ValueError, match="describe 1 member"):
         load_model(path)
 
@@ -632,6 +642,7 @@ def test_a_claimed_member_count_is_checked_before_any_member_is_built(
     # count must be rejected from the file's own tensors, before any build.
     def more_members(payload):
         payload["params"]["n_members"] = n_members
+        payload["attributes"]["n_members_"] = n_members
 
     def no_build(*args, **kwargs):
         raise AssertionError("a network was built for a forged member count")

@@ -397,6 +397,22 @@ ENCODING_FORGERIES = {
         ),
         r"dropout_ must lie in \[0, 1\)",
     ),
+    "auto-members-without-resolved-count": (
+        lambda m: (
+            lambda b: _forge(
+                b,
+                lambda p: (
+                    p["params"].update(n_members="auto"),
+                    p["attributes"].pop("n_members_"),
+                ),
+            )
+        ),
+        "n_members='auto' without n_members_",
+    ),
+    "member-count-not-a-count": (
+        lambda m: lambda b: _forge(b, _attr("n_members_", 0)),
+        "n_members_",
+    ),
     "width-beyond-the-bins": (
         lambda m: lambda b: _forge(b, _attr("n_encoded_features_", 10**6)),
         "between n_features_in_",
@@ -647,12 +663,13 @@ def _assert_like_a_save_model_output(model, X):
     else:
         expected_outputs = 1
         cut = model.cutpoints_
-        assert cut.shape == (len(classes) - 1,) and np.isfinite(cut).all()
+        rows = () if model.n_members_ == 1 else (model.n_members_,)
+        assert cut.shape == (*rows, len(classes) - 1) and np.isfinite(cut).all()
         assert (np.diff(cut) > 0).all()
     assert model.module_.n_outputs == expected_outputs
     d = model.n_features_in_
     encoding = model.module_.encoding
-    assert (encoding is None) == (model.encoding_bins is None)
+    assert (encoding is None) == (model.encoding_bins_ is None)
     if encoding is not None:
         assert encoding.n_encoded == model.n_encoded_features_
         assert 0 <= int(encoding.source.min()) <= int(encoding.source.max()) < d

@@ -19,11 +19,14 @@ import cr_sklearn._fit as base
 from cr_sklearn import CRClassifier, CROrdinalRegressor
 from cr_sklearn._plan import (
     AUTO_HOLD_OUT_MIN_SAMPLES,
+    AUTO_LARGE_SAMPLES,
     AUTO_MAX_EPOCHS,
     AUTO_MAX_STEPS,
+    AUTO_MEMBERS,
     CV_FOLDS,
     FitPlan,
     max_epochs_rule,
+    members_rule,
     resolve_plan,
 )
 
@@ -32,15 +35,7 @@ CV_SPLITS = CV_FOLDS
 
 def _plan(est, n, n_features, *, incremental=False):
     """The plan ``est`` resolves on data of this shape."""
-    return resolve_plan(
-        est.get_params(deep=False),
-        n,
-        n_features,
-        1,
-        device="cpu",
-        incremental=incremental,
-        widest_fixed=est._auto_fixed_budget_max_features,
-    )
+    return resolve_plan(est, n, n_features, 1, device="cpu", incremental=incremental)
 
 
 CV = dict(early_stopping="cv", max_iter="auto", learning_rate_init=1e-2, random_state=0)
@@ -82,10 +77,75 @@ def test_early_stopping_resolves_by_the_size_of_the_data(early_stopping, n, mode
     ],
 )
 def test_ordinal_auto_holds_out_on_wide_inputs_at_any_size(n, n_features, mode):
-    est = CROrdinalRegressor()
+    est = CROrdinalRegressor(n_members=1)
     assert est.early_stopping == "auto"
     assert _plan(est, n, n_features).stopping == mode
     assert _plan(est, n, n_features, incremental=True).stopping == "off"
+
+
+@pytest.mark.parametrize(
+    ("n_members", "n", "one_network", "members"),
+    [
+        ("auto", AUTO_LARGE_SAMPLES - 1, False, 1),
+        ("auto", AUTO_LARGE_SAMPLES, False, AUTO_MEMBERS),
+        ("auto", 10 * AUTO_LARGE_SAMPLES, True, 1),
+        (3, 10, True, 3),  # a count is the user's, checked by the fit
+    ],
+)
+def test_members_auto_is_four_from_a_thousand_rows(n_members, n, one_network, members):
+    assert members_rule(n_members, n, one_network) == members
+
+
+@pytest.mark.parametrize(
+    ("est", "n", "n_features", "bins", "members"),
+    [
+        # The ordinal head: round C's D (16 bins, 4 members) from 1,000 rows.
+        (CROrdinalRegressor(), AUTO_LARGE_SAMPLES - 1, 8, None, 1),
+        (CROrdinalRegressor(), AUTO_LARGE_SAMPLES, 8, 16, AUTO_MEMBERS),
+        (CROrdinalRegressor(), AUTO_LARGE_SAMPLES, 384, None, AUTO_MEMBERS),
+        (CROrdinalRegressor(warm_start=True), 5000, 8, 16, 1),
+        (CROrdinalRegressor(igpen_lambda=0.1), 5000, 8, 16, 1),
+        (CROrdinalRegressor(spectral_norm=True), 5000, 8, 16, 1),
+        # The classifier: 4 bins at every size, one network unless asked.
+        (CRClassifier(), AUTO_LARGE_SAMPLES - 1, 8, 4, 1),
+        (CRClassifier(), 5000, 8, 4, 1),
+        (CRClassifier(n_members="auto"), 5000, 8, 4, AUTO_MEMBERS),
+        (CRClassifier(n_members="auto"), 5000, 101, None, AUTO_MEMBERS),
+    ],
+)
+def test_auto_bins_and_members_follow_the_rows_and_the_head(
+    est, n, n_features, bins, members
+):
+    plan = _plan(est, n, n_features)
+    assert (plan.encoding_bins, plan.n_members) == (bins, members)
+    assert plan.stopping == ("cv" if members > 1 else plan.stopping)
+    # partial_fit trains one network, whatever the rows.
+    assert _plan(est, n, n_features, incremental=True).n_members == 1
+
+
+def test_ordinal_defaults_train_members_from_a_thousand_rows(tmp_path):
+    from cr_sklearn import load_model, save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((AUTO_LARGE_SAMPLES, 3))
+    y = np.digitize(X[:, 0] + 0.3 * rng.standard_normal(len(X)), [-0.5, 0.5])
+    reg = CROrdinalRegressor((8,), max_iter=2, random_state=0).fit(X, y)
+    assert (reg.n_members_, reg.encoding_bins_) == (AUTO_MEMBERS, 16)
+    assert reg.cutpoints_.shape == (AUTO_MEMBERS, 2)
+    assert reg.module_.n_members == AUTO_MEMBERS
+    # A member model does not continue batch by batch, and says why.
+    with pytest.raises(ValueError, match="'auto' from 1,000 rows"):
+        reg.partial_fit(X[:10], y[:10])
+    save_model(reg, tmp_path / "m.crm")
+    loaded = load_model(tmp_path / "m.crm")
+    assert loaded.n_members_ == AUTO_MEMBERS
+    np.testing.assert_array_equal(loaded.predict_proba(X), reg.predict_proba(X))
+    # Below 1,000 rows: one network, no encoding, and no out-of-fold rows.
+    small = CROrdinalRegressor((8,), max_iter=2, random_state=0).fit(X[:999], y[:999])
+    assert (small.n_members_, small.encoding_bins_) == (1, None)
+    assert small.cutpoints_.shape == (2,)
+    with pytest.raises(ValueError, match="n_members='auto' trains one network"):
+        small.set_params(oob_score=True).fit(X[:999], y[:999])
 
 
 def test_ordinal_fit_resolves_auto_by_the_width_of_x():

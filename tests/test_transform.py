@@ -205,10 +205,11 @@ def test_the_classifier_encodes_tables_by_default(data):
     assert (clf.encoding_bins, clf.dropout) == ("auto", "auto")
     fitted = clf.set_params(**FAST).fit(*data)
     assert fitted.n_encoded_features_ == 4 * 4 + 2 and fitted.dropout_ == 0.3
-    # The ordinal model keeps its unencoded defaults (the encoding did not help
-    # on the ordinal suite's tuning half).
-    ordinal = CROrdinalRegressor()
-    assert (ordinal.encoding_bins, ordinal.dropout) == (None, 0.0)
+    # The ordinal model encodes from 1,000 rows only (below, the encoding did
+    # not help on the ordinal suite), without dropout.
+    ordinal = CROrdinalRegressor(**FAST).fit(*data)
+    assert (ordinal.encoding_bins, ordinal.dropout) == ("auto", 0.0)
+    assert len(data[0]) < 1000 and ordinal.encoding_bins_ is None
 
 
 def test_encoding_bins_beyond_the_data_are_dropped_before_allocating():
