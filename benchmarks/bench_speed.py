@@ -70,6 +70,8 @@ from harness import (
 
 SECTIONS = ("threads", "fit", "predict", "cli", "train", "study")
 HIDDEN = (64, 64)
+#: The epochs of the default CR fit (``max_iter=100``) and of the MLP.
+EPOCHS = 100
 EPOCH_ROWS = 4096
 COLUMNS = ("measure", "case", "against", "value", "target", "met", "threads", "load")
 
@@ -120,7 +122,7 @@ def _params(params):
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
-def _mlp(max_iter=100):
+def _mlp(max_iter=EPOCHS):
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -172,12 +174,19 @@ def section_fit(rec, args):
         "cr_local": {"dreg": "local"},
         "cr_k4": {"n_projections": 4},
     }
-    times = {name: [] for name in [*variants, "mlp"]}
+    times = {name: [] for name in [*variants, "mlp", "plain"]}
     with rec.case(1) as rows, one_thread():
-        _cr(X, y, n_threads=1, max_iter=2)
+        encoded = _cr(X, y, n_threads=1, max_iter=2).n_encoded_features_
         _mlp(2).fit(X, y)
+        # The default fit's arithmetic without the package: a CRNetwork on
+        # the encoded columns, the exact stream on 64 rows of each batch.
+        plain = ("poly", ("stream", "exact", 64))
         for r in range(args.repeats):
             for name in _rotated(list(times), r):
+                if name == "plain":
+                    epoch = epoch_time(encoded, HIDDEN[0], 200, *plain, 3, len(y))
+                    times[name].append(EPOCHS * float(np.median(epoch)))
+                    continue
                 start = time.process_time()
                 if name == "mlp":
                     model = _mlp().fit(X, y)
@@ -215,6 +224,19 @@ def section_fit(rec, args):
                 "MLPClassifier, as above",
                 median_ratio(times, name, "mlp"),
             )
+        rows.add(
+            "Pima fit",
+            f"the defaults' arithmetic in a plain PyTorch loop (CRNetwork on the "
+            f"{encoded} encoded columns, exact stream on 64 rows, Adam; CPU time)",
+            "MLPClassifier, as above",
+            median_ratio(times, "plain", "mlp"),
+        )
+        rows.add(
+            "Pima fit",
+            "CRClassifier(n_threads=1), defaults (CPU time)",
+            "the plain loop of its arithmetic, as above",
+            median_ratio(times, "cr", "plain"),
+        )
         for name, label in (("cr", "CR"), ("mlp", "MLPClassifier")):
             ms = 1e3 * float(np.median(times[name])) / cr_steps
             rows.add(
