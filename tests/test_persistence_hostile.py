@@ -348,6 +348,16 @@ def _encoding_tensor(models, key, change):
     return _tensor(f"module.encoding.{key}", values)
 
 
+def _auto_without(param):
+    """A forgery: ``param="auto"`` without the value it resolved to."""
+
+    def edit(p):
+        p["params"][param] = "auto"
+        p["attributes"].pop(param + "_")
+
+    return lambda m: lambda b: _forge(b, edit)
+
+
 ENCODING_FORGERIES = {
     "bins-without-width": (
         lambda m: lambda b: _forge(b, _attr("n_encoded_features_", None)),
@@ -373,18 +383,7 @@ ENCODING_FORGERIES = {
         lambda m: lambda b: _forge(b, _param("dropout", 0.5)),
         "differs from dropout",
     ),
-    "auto-without-resolved-value": (
-        lambda m: (
-            lambda b: _forge(
-                b,
-                lambda p: (
-                    p["params"].update(dropout="auto"),
-                    p["attributes"].pop("dropout_"),
-                ),
-            )
-        ),
-        "without dropout_",
-    ),
+    "auto-without-resolved-value": (_auto_without("dropout"), "without dropout_"),
     "dropout-out-of-range": (
         lambda m: (
             lambda b: _forge(
@@ -398,15 +397,7 @@ ENCODING_FORGERIES = {
         r"dropout_ must lie in \[0, 1\)",
     ),
     "auto-members-without-resolved-count": (
-        lambda m: (
-            lambda b: _forge(
-                b,
-                lambda p: (
-                    p["params"].update(n_members="auto"),
-                    p["attributes"].pop("n_members_"),
-                ),
-            )
-        ),
+        _auto_without("n_members"),
         "n_members='auto' without n_members_",
     ),
     "member-count-not-a-count": (
