@@ -48,6 +48,7 @@ Run::
 """
 
 import contextlib
+import functools
 import math
 import os
 import shutil
@@ -70,8 +71,6 @@ from harness import (
 
 SECTIONS = ("threads", "fit", "predict", "cli", "train", "study")
 HIDDEN = (64, 64)
-#: The epochs of the default CR fit (``max_iter=100``) and of the MLP.
-EPOCHS = 100
 EPOCH_ROWS = 4096
 COLUMNS = ("measure", "case", "against", "value", "target", "met", "threads", "load")
 
@@ -82,6 +81,10 @@ class Block(list):
     def add(self, *args, **kwargs):
         """Append ``row(*args, **kwargs)``."""
         self.append(row(*args, **kwargs))
+
+    def absolute(self, measure, case, value):
+        """Append a row of a value measured on its own, against nothing."""
+        self.add(measure, case, "(absolute)", value)
 
 
 class Rows:
@@ -104,9 +107,9 @@ class Rows:
 
 
 def row(measure, case, against, value, target="", limit=None, ok=None):
-    """A row; a target is met when ``value <= limit`` (or as ``ok`` says)."""
+    """A row, its target met when ``value <= limit`` (or as ``ok`` says)."""
     if ok is None and limit is not None:
-        ok = value <= limit
+        target, ok = target or f"<= {limit:g}", value <= limit
     cell = f"{value:.2f}x" if isinstance(value, float) else str(value)
     met = "" if ok is None else ("yes" if ok else "no")
     return [measure, case, against, cell, target, met]
@@ -122,7 +125,7 @@ def _params(params):
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
-def _mlp(max_iter=EPOCHS):
+def _mlp(max_iter=100):
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -174,7 +177,7 @@ def section_fit(rec, args):
         "cr_local": {"dreg": "local"},
         "cr_k4": {"n_projections": 4},
     }
-    times = {name: [] for name in [*variants, "mlp", "plain"]}
+    times, models = {name: [] for name in [*variants, "mlp", "plain"]}, {}
     with rec.case(1) as rows, one_thread():
         encoded = _cr(X, y, n_threads=1, max_iter=2).n_encoded_features_
         _mlp(2).fit(X, y)
@@ -185,18 +188,17 @@ def section_fit(rec, args):
             for name in _rotated(list(times), r):
                 if name == "plain":
                     epoch = epoch_time(encoded, HIDDEN[0], 200, *plain, 3, len(y))
-                    times[name].append(EPOCHS * float(np.median(epoch)))
+                    times[name].append(float(np.median(epoch)))  # one epoch
                     continue
                 start = time.process_time()
                 if name == "mlp":
-                    model = _mlp().fit(X, y)
+                    models[name] = _mlp().fit(X, y)
                 else:
-                    model = _cr(X, y, n_threads=1, **variants[name])
+                    models[name] = _cr(X, y, n_threads=1, **variants[name])
                 times[name].append(time.process_time() - start)
-                if name == "cr":
-                    cr = model
-                elif name == "mlp":
-                    mlp = model[-1]
+        cr, mlp = models["cr"], models["mlp"][-1]
+        times["plain"] = [cr.n_iter_ * epoch for epoch in times["plain"]]
+        ratio = functools.partial(median_ratio, times)
         # batch_size="auto" is min(200, n): the documented rule (no fitted attribute).
         per_epoch = math.ceil(len(y) / min(200, len(y)))
         cr_steps, mlp_steps = cr.n_iter_ * per_epoch, mlp.n_iter_ * per_epoch
@@ -204,9 +206,8 @@ def section_fit(rec, args):
             "Pima fit",
             "CRClassifier(n_threads=1), defaults (CPU time)",
             "MLPClassifier((64, 64), batch 200, 100 epochs, no early stop)",
-            median_ratio(times, "cr", "mlp"),
-            "<= 3.5",
-            3.5,
+            ratio("cr", "mlp"),
+            limit=3.5,
         )
         rows.add(
             "Pima fit",
@@ -217,34 +218,25 @@ def section_fit(rec, args):
             "equal",
             ok=cr_steps == mlp_steps,
         )
-        for name in ("cr_none", "cr_local", "cr_k4"):
-            rows.add(
-                "Pima fit",
-                f"CRClassifier(n_threads=1, {_params(variants[name])}) (CPU time)",
-                "MLPClassifier, as above",
-                median_ratio(times, name, "mlp"),
-            )
-        rows.add(
-            "Pima fit",
+        cases = {
+            name: f"CRClassifier(n_threads=1, {_params(variants[name])}) (CPU time)"
+            for name in ("cr_none", "cr_local", "cr_k4")
+        }
+        cases["plain"] = (
             f"the defaults' arithmetic in a plain PyTorch loop (CRNetwork on the "
-            f"{encoded} encoded columns, exact stream on 64 rows, Adam; CPU time)",
-            "MLPClassifier, as above",
-            median_ratio(times, "plain", "mlp"),
+            f"{encoded} encoded columns, exact stream on 64 rows, Adam; CPU time)"
         )
+        for name, case in cases.items():
+            rows.add("Pima fit", case, "MLPClassifier, as above", ratio(name, "mlp"))
         rows.add(
             "Pima fit",
             "CRClassifier(n_threads=1), defaults (CPU time)",
             "the plain loop of its arithmetic, as above",
-            median_ratio(times, "cr", "plain"),
+            ratio("cr", "plain"),
         )
         for name, label in (("cr", "CR"), ("mlp", "MLPClassifier")):
             ms = 1e3 * float(np.median(times[name])) / cr_steps
-            rows.add(
-                "Pima fit",
-                f"{label} ms per step (CPU time)",
-                "(absolute)",
-                f"{ms:.2f} ms",
-            )
+            rows.absolute("Pima fit", f"{label} ms per step (CPU time)", f"{ms:.2f} ms")
 
 
 def section_predict(rec, args):
@@ -275,21 +267,17 @@ def section_predict(rec, args):
             "CR latency (CPU time)",
             "MLPClassifier, same sizes",
             median_ratio(single, "CR", "MLP"),
-            "<= 1.5",
-            1.5,
+            limit=1.5,
         )
         rows.add(
             "predict_proba 100k rows",
             "CR time (CPU time)",
             "MLPClassifier, same sizes",
             median_ratio(many, "CR", "MLP"),
-            "<= 1",
-            1.0,
+            limit=1.0,
         )
         us = 1e6 * float(np.median(single["CR"]))
-        rows.append(
-            row("predict_proba 1 row", "CR latency", "(absolute)", f"{us:.0f} us")
-        )
+        rows.absolute("predict_proba 1 row", "CR latency", f"{us:.0f} us")
 
 
 def _embedding_like(n=2000, d=384, seed=0):
@@ -337,8 +325,7 @@ def section_threads(rec, args):
                         "default n_threads='auto' (wall)",
                         "n_threads=1, same load",
                         median_ratio(times, "auto", "1"),
-                        "<= 1.1",
-                        1.1,
+                        limit=1.1,
                     )
                 else:
                     best = min(("1", "2"), key=lambda n: np.median(times[n]))
@@ -347,8 +334,7 @@ def section_threads(rec, args):
                         "default n_threads='auto' (wall)",
                         f"better of n_threads=1 and 2 (here {best})",
                         median_ratio(times, "auto", best),
-                        "<= 1.15",
-                        1.15,
+                        limit=1.15,
                     )
 
 
@@ -519,16 +505,14 @@ def section_train(rec, args):
                 f"{shape}: local",
                 "poly, no penalty",
                 median_ratio(times, "local", "poly"),
-                "<= 1.3",
-                1.3,
+                limit=1.3,
             )
             rows.add(
                 "train epoch",
                 f"{shape}: stream (default, 64 rows)",
                 "IGPen",
                 median_ratio(times, "stream (default)", "IGPen"),
-                "<= 1",
-                1.0,
+                limit=1.0,
             )
             if "stream k=1, every row" in times:
                 rows.add(
@@ -536,14 +520,12 @@ def section_train(rec, args):
                     f"{shape}: stream k=1, every row",
                     "IGPen",
                     median_ratio(times, "stream k=1, every row", "IGPen"),
-                    "<= 0.9",
-                    0.9,
+                    limit=0.9,
                 )
             ms = 1e3 * float(np.median(times["relu"]))
-            rows.add(
+            rows.absolute(
                 "train epoch",
                 f"{shape}: ReLU network ms per epoch (CPU)",
-                "(absolute)",
                 f"{ms:.1f} ms",
             )
 
@@ -558,10 +540,9 @@ def section_study(rec, args):
     ):
         argv = [*_console_script(), "study", "--out", out]
         wall = timed(subprocess.run, argv, capture_output=True, check=True)
-        rows.add(
+        rows.absolute(
             "cr-sklearn study",
             "the README's command on Pima (750 fits; wall)",
-            "(absolute)",
             f"{wall:.0f} s",
         )
 
