@@ -320,8 +320,9 @@ def test_dask_backend_gives_the_local_result(data):
     assert local.to_frame()[cols].equals(remote.to_frame()[cols])
 
 
-def test_ordered_categorical_reaches_ordinal_models_and_scorers():
-    pd = pytest.importorskip("pandas", reason="Categorical labels need pandas")
+@pytest.mark.parametrize("library", ["pandas", "polars"])
+def test_ordered_categorical_reaches_ordinal_models_and_scorers(library):
+    lib = pytest.importorskip(library, reason=f"ordered labels of {library}")
     from conftest import FAST, make_ordinal_data
 
     from cr_sklearn import CROrdinalRegressor, get_ordinal_scorer
@@ -329,7 +330,11 @@ def test_ordered_categorical_reaches_ordinal_models_and_scorers():
     X, codes = make_ordinal_data(n=120)
     X = np.column_stack([np.arange(len(X)), X])  # ids for _Recorder
     order = ["None", "Some", "Marked", "Severe"]  # not alphabetical
-    y = pd.Series(pd.Categorical(np.array(order)[codes], order, ordered=True))
+    labels = np.array(order)[codes]
+    if library == "pandas":
+        y = lib.Series(lib.Categorical(labels, order, ordered=True))
+    else:  # a polars Enum is ordered by its categories
+        y = lib.Series(labels.tolist(), dtype=lib.Enum(order))
     models = {"CR": CROrdinalRegressor(**FAST), "majority": _Recorder()}
     mae = get_ordinal_scorer("neg_mean_absolute_error")
     cv = StratifiedKFold(3, shuffle=True, random_state=0)

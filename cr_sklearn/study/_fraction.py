@@ -52,8 +52,8 @@ def data_fraction_study(
     X : array-like of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,)
-        Class labels; an ordered pandas Categorical reaches the estimators and
-        scorers as such.
+        Class labels; an ordered pandas Categorical or a polars Enum reaches
+        the estimators and scorers as such.
     fractions : sequence of float in (0, 1], default=(0.05, 0.1, 0.25, 0.5, 1.0)
         Fractions of each training fold to fit on.
     cv : int, cross-validation generator or None, default=None
@@ -110,9 +110,11 @@ def data_fraction_study(
         raise ValueError(
             f"n_threads must be a positive int or None, got {n_threads!r}."
         )
-    # An ordered Categorical reaches the estimators (a Series' values keep the
-    # dtype); plain labels stratify.
-    ordered = getattr(getattr(y, "dtype", None), "ordered", False)
+    # An ordered pandas Categorical (a Series' values keep the dtype) or a
+    # polars Enum (ordered by its categories) reaches the estimators; plain
+    # labels stratify.
+    dtype = getattr(y, "dtype", None)
+    ordered = getattr(dtype, "ordered", False) or type(dtype).__name__ == "Enum"
     y_fit = getattr(y, "array", y)
     y = column_or_1d(y, warn=True)
     if not ordered:
