@@ -305,7 +305,8 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : CR estimator with ``architecture="residual"``
-        The starting (shallow) model; cloned, not modified.
+        The starting (shallow) model; cloned, not modified. Growth changes
+        one network: ``n_members="auto"`` trains one (``n_members_`` is 1).
     max_blocks : int, default=4
         Largest number of residual blocks.
     max_steps : int, default=8
@@ -456,6 +457,9 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         base = clone(self.estimator)
         if base.get_params().get("random_state") is None:
             base.set_params(random_state=int(rng.randint(_SEED_MAX)))
+        if base.get_params().get("n_members") == "auto":
+            # Growth warm-starts one network, from the first fit on.
+            base.set_params(n_members=1)
         warm_start = base.warm_start
         _, codes = np.unique(y, return_inverse=True)
         # The estimators' early-stopping split (random, or none, on tiny data).

@@ -196,3 +196,17 @@ def test_growth_works_for_the_ordinal_estimator(data):
     grown.fit(X, y)
     assert is_classifier(grown) == is_classifier(ordinal)
     assert grown.score(X, y) == ordinal.__class__.score(grown.estimator_, X, y)
+
+
+def test_growth_trains_one_network_where_auto_would_train_members():
+    from cr_sklearn._ordinal import CROrdinalRegressor
+
+    # The ordinal defaults train members from 1,000 rows; growth needs one.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1500, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    estimator = CROrdinalRegressor(**{**RESIDUAL, "hidden_layer_sizes": (8, 8)})
+    assert estimator.n_members == "auto"
+    grown = DepthGrowth(estimator, max_blocks=2, max_steps=1).fit(X, y)
+    assert grown.estimator_.n_members_ == 1
+    assert estimator.n_members == "auto"  # the given estimator is not modified
