@@ -201,7 +201,8 @@ class Fit:
             raise ValueError(
                 "warm_start=True is not available with n_members > 1 (or on a "
                 "fitted member model): the folds belong to the data of the fit "
-                "that built the members. Fit with warm_start=False."
+                "that built the members. Fit with warm_start=False (with "
+                "n_members=1 for one network that later fits can warm-start)."
             )
 
     # -- 3. and 4. the rows and the starting network --------------------------
