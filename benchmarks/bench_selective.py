@@ -109,10 +109,10 @@ def evaluate(table, kind, train, test, seed, args):
         params = {
             "random_state": seed,
             "n_threads": 1,
+            # Always set: the ordinal defaults train members from 1,000 rows.
+            "n_members": args.n_members,
             **(QUICK_CR if args.quick else {}),
         }
-        if args.n_members > 1:
-            params["n_members"] = args.n_members
         base = (CROrdinalRegressor if ordinal else CRClassifier)(**params)
         selective = SelectiveClassifier(
             base, cv=args.inner_cv, n_passes=args.n_passes, random_state=seed

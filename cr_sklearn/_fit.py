@@ -117,6 +117,7 @@ class Fit:
         )
         self._check_members(plan, fitted)
         if not self.reset:
+            plan = plan.continuing(est._built, est.get_params(deep=False))
             plan.check_same_network(est._built)
         with torch_context(seed, plan.n_threads, est.device_):
             # 3. The rows each member trains and is validated on.
@@ -193,10 +194,9 @@ class Fit:
                 "input-gradient penalty of a sum of the members' losses is not "
                 "the sum of their penalties. Use dreg, or n_members=1."
             )
+        # partial_fit does not exist on members (partial_fit_available).
         if not (members or (fitted and getattr(est.module_, "n_members", None))):
             return
-        if self.incremental:
-            raise ValueError(NO_PARTIAL_FIT)
         if fitted and est.warm_start:
             raise ValueError(
                 "warm_start=True is not available with n_members > 1 (or on a "

@@ -161,7 +161,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         With ``oob_score=True``: the negative mean absolute error in ranks, as
         :meth:`score`, of the out-of-fold predictions.
     gradient_norm_mean_ : float
-        Mean norm of the latent score's input gradient on the training data,
+        Mean norm of :meth:`predict_latent`'s input gradient on the training data,
         in the space of :meth:`input_sensitivity`, which divides by it.
     net_ : skorch.NeuralNet
         The fitted skorch net; ``net_.criterion_`` holds the cut-points.
@@ -205,7 +205,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     scores, as a classifier's; :meth:`jacobian` and
     :meth:`input_gradient_norms` are the derivatives of the 1-d
     :meth:`predict_latent`, so tau and :meth:`input_sensitivity` read the
-    latent scale, which the cut-points do not change.
+    latent scale, which the cut-points do not change (with members, the
+    expected rank's).
 
     **Heads.** CORN (Shi et al., 2023) needs ``K - 1`` outputs and is not
     implemented. ``"cumulative"`` is the default: it is the likelihood of

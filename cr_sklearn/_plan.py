@@ -8,6 +8,7 @@ with its formula, and the constants they read; a reader looking for "what
 does ``dropout="auto"`` mean on this data" finds it here and nowhere else.
 """
 
+import dataclasses
 import math
 import numbers
 import warnings
@@ -284,6 +285,9 @@ NETWORK_FIELDS = tuple(
     "architecture hidden activation degree dropout spectral_norm standardize "
     "encoding_bins dtype device".split()
 )
+#: The network fields whose ``"auto"`` depends on the rows of a call: a fit
+#: that continues a network keeps what they resolved to when it was built.
+AUTO_NETWORK_FIELDS = ("encoding_bins", "dropout")
 
 
 @dataclass(frozen=True)
@@ -341,6 +345,21 @@ class FitPlan:
         if self.dreg != "stream" or self.dreg_lambda == 0:
             return None
         return stream_rule(self.n_projections, n_columns)
+
+    def continuing(self, built, params):
+        """This plan for a fit that continues the network ``built`` with.
+
+        ``built``: :meth:`network_values` of the plan that built it;
+        ``params``: the estimator's. An ``"auto"`` in
+        :data:`AUTO_NETWORK_FIELDS` keeps its value of then, so that a warm
+        start or ``partial_fit`` on a different number of rows continues it.
+        """
+        kept = {
+            name: built[name]
+            for name in AUTO_NETWORK_FIELDS
+            if name in built and params[name] == "auto"
+        }
+        return dataclasses.replace(self, **kept)
 
     def network_values(self):
         """The network fields, by name."""

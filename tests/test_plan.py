@@ -134,8 +134,10 @@ def test_ordinal_defaults_train_members_from_a_thousand_rows(tmp_path):
     assert reg.cutpoints_.shape == (AUTO_MEMBERS, 2)
     assert reg.module_.n_members == AUTO_MEMBERS
     # A member model does not continue batch by batch, and says why.
-    with pytest.raises(ValueError, match="'auto' from 1,000 rows"):
+    assert not hasattr(reg, "partial_fit")
+    with pytest.raises(AttributeError, match="partial_fit") as raised:
         reg.partial_fit(X[:10], y[:10])
+    assert "'auto' from 1,000 rows" in str(raised.value.__cause__)
     save_model(reg, tmp_path / "m.crm")
     loaded = load_model(tmp_path / "m.crm")
     assert loaded.n_members_ == AUTO_MEMBERS
@@ -146,6 +148,33 @@ def test_ordinal_defaults_train_members_from_a_thousand_rows(tmp_path):
     assert small.cutpoints_.shape == (2,)
     with pytest.raises(ValueError, match="n_members='auto' trains one network"):
         small.set_params(oob_score=True).fit(X[:999], y[:999])
+
+
+@pytest.mark.parametrize("first", [200, AUTO_LARGE_SAMPLES + 200])
+@pytest.mark.parametrize("continuing", ["partial_fit", "warm_start"])
+def test_a_continued_fit_keeps_the_auto_network_of_its_first_call(first, continuing):
+    # The ordinal "auto" bins depend on the rows: a later call on the other
+    # side of 1,000 rows continues the network, not re-sizes it.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((AUTO_LARGE_SAMPLES + 200, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    later = 200 if first > 200 else len(X)
+    reg = CROrdinalRegressor((8,), max_iter=2, random_state=0)
+    if continuing == "partial_fit":
+        reg.partial_fit(X[:first], y[:first], classes=[0, 1, 2])
+        bins = reg.encoding_bins_
+        reg.partial_fit(X[:later], y[:later])
+    else:
+        reg.set_params(warm_start=True).fit(X[:first], y[:first])
+        bins = reg.encoding_bins_
+        reg.fit(X[:later], y[:later])
+    # partial_fit and warm_start train one network: the bins of the first
+    # call's rows, kept.
+    assert bins == (16 if first >= AUTO_LARGE_SAMPLES else None)
+    assert (reg.encoding_bins_, reg.n_members_) == (bins, 1)
+    # A parameter the user changes is still refused.
+    with pytest.raises(ValueError, match="cannot change under warm_start"):
+        reg.set_params(encoding_bins=8, warm_start=True).fit(X[:later], y[:later])
 
 
 def test_ordinal_fit_resolves_auto_by_the_width_of_x():

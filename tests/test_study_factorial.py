@@ -42,6 +42,24 @@ def test_factorial_design_and_regularizer_parameters():
     assert acc.between(0, 1).all()
 
 
+def test_auto_members_train_one_network_in_every_cell():
+    # From 1,000 training rows "auto" trains members, except where the
+    # regulariser needs one network: the cells would differ in kind.
+    X, y = make_classification(n_samples=1400, n_features=4, random_state=0)
+    result = factorial_study(
+        {"toy": (X, y)},
+        activations=["relu"],
+        regularizers=["dreg", "spectral_norm"],
+        conditions=["clean"],
+        seeds=[0],
+        estimator=CRClassifier((4,), max_iter=2, n_members="auto"),
+        scoring={"members": lambda est, X, y: float(est.n_members_)},
+    )
+    frame = result.to_frame()
+    assert (frame["n_train"] >= 1000).all()
+    assert list(frame["value"]) == [1.0, 1.0]
+
+
 def test_conditions_corrupt_train_labels_only_and_noise_inputs():
     X, y = make_classification(n_samples=400, n_features=4, random_state=1)
     X_tr, y_tr, X_te, y_te = _condition_data(X, y, {}, 0, 0.25, (1, 2))

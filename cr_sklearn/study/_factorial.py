@@ -153,7 +153,8 @@ def factorial_study(
         One train/test split, noise draw and model seed per value.
     estimator : estimator, default=None
         The network to vary (``CRClassifier()`` by default); it must accept
-        ``activation`` and the regulariser parameters.
+        ``activation`` and the regulariser parameters. ``n_members="auto"``
+        trains one network in every cell.
     test_size : float, default=0.25
         Test share of each split.
     scoring, n_jobs, n_threads, verbose, progress : optional
@@ -183,6 +184,10 @@ def factorial_study(
         from cr_sklearn import CRClassifier
 
         estimator = CRClassifier()
+    if estimator.get_params().get("n_members") == "auto":
+        # Members would train in some cells only (spectral_norm and igpen
+        # need one network): one network in every cell keeps them comparable.
+        estimator = clone(estimator).set_params(n_members=1)
     if isinstance(datasets, str):
         datasets = [datasets]
     if not isinstance(datasets, dict):
