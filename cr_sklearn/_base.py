@@ -50,9 +50,8 @@ def partial_fit_available(estimator):
     n_members = getattr(estimator, "n_members", 1)
     # An invalid value (a string, say) is left to fit's parameter validation;
     # a model that "auto" fitted with members has none either.
-    if isinstance(n_members, numbers.Real) and n_members > 1:
-        raise AttributeError(NO_PARTIAL_FIT)
-    if getattr(estimator, "n_members_", 1) > 1:
+    asked = isinstance(n_members, numbers.Real) and n_members > 1
+    if asked or getattr(estimator, "n_members_", 1) > 1:
         raise AttributeError(NO_PARTIAL_FIT)
     return True
 

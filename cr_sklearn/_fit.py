@@ -176,13 +176,8 @@ class Fit:
         est = self.est
         members = plan.n_members > 1
         if not members and est.oob_score:
-            auto = ""
-            if est.n_members == "auto":
-                auto = (
-                    " (n_members='auto' trains one network below 1,000 rows and "
-                    "with partial_fit, warm_start, igpen_lambda > 0 or "
-                    "spectral_norm)"
-                )
+            chose = est.n_members == "auto"
+            auto = " (n_members='auto' chose one network)" if chose else ""
             raise ValueError(
                 f"oob_score=True needs n_members > 1{auto}: the out-of-fold "
                 "predictions come from the cross-fitted members (one network "

@@ -457,10 +457,10 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         base = clone(self.estimator)
         if base.get_params().get("random_state") is None:
             base.set_params(random_state=int(rng.randint(_SEED_MAX)))
-        if base.get_params().get("n_members") == "auto":
-            # Growth warm-starts one network, from the first fit on.
-            base.set_params(n_members=1)
         warm_start = base.warm_start
+        # Growth warm-starts one network from the first fit on (so
+        # n_members="auto" trains one); the kept model gets the user's back.
+        base.set_params(warm_start=True)
         _, codes = np.unique(y, return_inverse=True)
         # The estimators' early-stopping split (random, or none, on tiny data).
         split = validation_split(

@@ -146,7 +146,7 @@ def test_ordinal_defaults_train_members_from_a_thousand_rows(tmp_path):
     small = CROrdinalRegressor((8,), max_iter=2, random_state=0).fit(X[:999], y[:999])
     assert (small.n_members_, small.encoding_bins_) == (1, None)
     assert small.cutpoints_.shape == (2,)
-    with pytest.raises(ValueError, match="n_members='auto' trains one network"):
+    with pytest.raises(ValueError, match="n_members='auto' chose one network"):
         small.set_params(oob_score=True).fit(X[:999], y[:999])
 
 
