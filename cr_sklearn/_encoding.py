@@ -58,11 +58,6 @@ def weighted_quantiles(values, weights, quantiles):
     return below + fraction * (at(high) - below)
 
 
-def _columns_text(columns, names):
-    shown = [names[j] if names is not None else j for j in columns[:10]]
-    return f"{shown}{' ...' if len(columns) > 10 else ''}"
-
-
 def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     """The bin edges of each column of ``X``: its ``n_bins`` quantile bins.
 
@@ -95,8 +90,7 @@ def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
     # Beyond n_samples - 1 bins, quantiles only interpolate between rows.
     every_value = n_bins > len(X) - 1
     quantiles = None if every_value else np.linspace(0.0, 1.0, n_bins + 1)
-    edges = []
-    trimmed = []
+    edges, trimmed = [], []
     for j, column in enumerate(X.T):
         column_edges = None
         values = np.unique(column)
@@ -120,9 +114,11 @@ def quantile_edges(X, n_bins, *, name="n_bins", sample_weight=None, names=None):
                 column_edges = None
         edges.append(column_edges)
     if trimmed:
+        shown = [j if names is None else names[j] for j in trimmed[:10]]
+        more = " ..." if len(trimmed) > 10 else ""
         warnings.warn(
             f"{name}={n_bins} makes bins that the {len(X)} training rows cannot "
-            f"tell apart in columns {_columns_text(trimmed, names)}: they were "
+            f"tell apart in columns {shown}{more}: they were "
             "dropped (a column gets fewer than twice as many bins as it has "
             f"distinct values). Lower {name} to silence this warning.",
             UserWarning,

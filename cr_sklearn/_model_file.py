@@ -50,7 +50,7 @@ _DTYPES = {
     "BOOL": ("?", torch.bool),
 }
 TENSOR_DTYPES = {name: np.dtype(spec) for name, (spec, _) in _DTYPES.items()}
-TORCH_DTYPE_NAMES = {dtype: name for name, (_, dtype) in _DTYPES.items()}
+NUMPY_DTYPES = {dtype: np.dtype(spec) for spec, dtype in _DTYPES.values()}
 
 # Array dtypes an encoded attribute may declare: bool, sized ints and
 # floats, fixed-width strings, and object arrays of scalars.
@@ -322,24 +322,6 @@ def _read_parts(stream, size, name):
     return header, table, data
 
 
-def _open_regular(path, name):
-    """An open binary file of ``path`` and its size; rejects non-regular files."""
-    # Opened without blocking (a FIFO would wait for a writer) and checked on
-    # the descriptor: a link to a device or a FIFO is refused unread.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise bad(name, "it is not a regular file (a device, FIFO or folder)")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb"), info.st_size
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def read_model_file(source):
     """``(name, header, table, data)`` of a path or binary file object."""
     name = _source_name(source)
@@ -347,9 +329,22 @@ def read_model_file(source):
         raise TypeError(f"load_model reads binary files: open {name!r} with mode 'rb'.")
     if hasattr(source, "read"):
         return (name, *_read_parts(source, None, name))
-    stream, size = _open_regular(source, name)
+    # Opened without blocking (a FIFO would wait for a writer) and checked on
+    # the descriptor: a link to a device or a FIFO is refused unread.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(source, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise bad(name, "it is not a regular file (a device, FIFO or folder)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        stream = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
     with stream:
-        return (name, *_read_parts(stream, size, name))
+        return (name, *_read_parts(stream, info.st_size, name))
 
 
 def split_file(blob, path):
@@ -367,13 +362,9 @@ def digest(payload, data):
 
 
 def sorted_metadata(blob):
-    """``blob`` (a safetensors file) with its metadata's keys in sorted order.
-
-    safetensors writes the metadata map in an order that changes from one
-    call to the next; sorted, the same model gives the same bytes. The header
-    keeps its length (the same keys and values, re-padded with spaces), so
-    the tensor data and its offsets are untouched.
-    """
+    """``blob`` (a safetensors file) with its metadata's keys sorted, so that the
+    same model gives the same bytes (safetensors' order varies). The header keeps
+    its length (re-padded with spaces): the data and its offsets are untouched."""
     (n,) = struct.unpack("<Q", blob[:8])
     header = json.loads(blob[8 : 8 + n])
     header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
@@ -410,8 +401,6 @@ def tensor_view(data, entry, key, name):
     """A torch tensor over ``data`` (no copy), checked for finite values."""
     dtype, shape, start, _ = entry
     count = math.prod(shape)
-    if count == 0:
-        return torch.from_numpy(np.empty(shape, dtype=dtype.newbyteorder("=")))
     array = np.frombuffer(data, dtype=dtype, count=count, offset=start)
     if not dtype.isnative:
         array = array.astype(dtype.newbyteorder("="))

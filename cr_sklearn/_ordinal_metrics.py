@@ -72,8 +72,7 @@ def macro_averaged_mean_absolute_error(
     )
     if labels is not None or categories is not None:
         y_true, y_pred = ranks(order, y_true), ranks(order, y_pred)
-    y_true = y_true.astype(np.float64)
-    y_pred = y_pred.astype(np.float64)
+    y_true, y_pred = y_true.astype(np.float64), y_pred.astype(np.float64)
     weight = np.ones_like(y_true)
     if sample_weight is not None:
         weight = np.asarray(sample_weight, dtype=np.float64)
@@ -248,10 +247,8 @@ def get_ordinal_scorer(name, *, labels=None):
     >>> scoring = {name: get_ordinal_scorer(name)
     ...            for name in ["accuracy", "neg_mean_absolute_error"]}
     """
-    if name == "tau":
-        return DREGScorer()
-    if name == "neg_tau":
-        return DREGScorer(negate=True)
+    if name in ("tau", "neg_tau"):
+        return DREGScorer(negate=name == "neg_tau")
     if name not in ORDINAL_SCORERS:
         raise ValueError(
             f"Unknown ordinal scorer {name!r}; choose from "

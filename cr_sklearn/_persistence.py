@@ -38,9 +38,8 @@ _FORMAT = "cr_sklearn.safe"
 # the float32 network that trained, transform included).
 _FORMAT_VERSION = 3
 _METADATA_KEY = "cr_sklearn"
-# Rebuilt from the parameters, the attributes and the tensors, never read as
-# data. The running partial_fit summaries are not saved: a loaded model
-# starts anew.
+# Rebuilt from the parameters, attributes and tensors, never read as data; the
+# running partial_fit summaries are not saved: a loaded model starts anew.
 _DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
 #: The parts of the state whose tensors define the fitted model.
 MODEL_PARTS = ("module", "criterion")
@@ -318,15 +317,11 @@ def _feature_names(value, what, name, n_features):
     return value
 
 
-def _one_of(value, what, name, choices):
-    if not (isinstance(value, str) and value in choices):  # never compares an array
-        raise bad(name, f"{what} must be one of {choices}")
-    return value
-
-
-def _string(value, what, name):
-    if not isinstance(value, str):
-        raise bad(name, f"{what} must be a string")
+def _string(value, what, name, choices=None):
+    """A string, one of ``choices`` if given (never compares an array)."""
+    if not (isinstance(value, str) and (choices is None or value in choices)):
+        expected = "a string" if choices is None else f"one of {choices}"
+        raise bad(name, f"{what} must be {expected}")
     return value
 
 
@@ -386,11 +381,11 @@ _ATTRIBUTES = {
     "input_mean_": (_REQUIRED, _floats, {"shape": _N_FEATURES}),
     "input_scale_": (_REQUIRED, _floats, {"shape": _N_FEATURES, "positive": True}),
     "feature_names_in_": (_OPTIONAL, _feature_names, {"n_features": _N_FEATURES}),
-    "_prediction_path": (_OPTIONAL, _one_of, {"choices": PATHS}),
+    "_prediction_path": (_OPTIONAL, _string, {"choices": PATHS}),
     "_n_fit_calls": (_OPTIONAL, _int, {"high": _I64}),
     "_seed": (_OPTIONAL, _int, {"high": _I64}),
     "device_": (_OPTIONAL, _string, {}),
-    "early_stopping_": (_OPTIONAL, _one_of, {"choices": ("off", "hold-out", "cv")}),
+    "early_stopping_": (_OPTIONAL, _string, {"choices": ("off", "hold-out", "cv")}),
     "max_iter_": (_OPTIONAL, _int, {"low": 1}),
     "cv_validation_loss_": (_OPTIONAL, _float_vector, {"none": True}),
     "encoding_bins_": (_OPTIONAL, _int, {"low": 2, "high": _I32, "none": True}),
@@ -568,8 +563,7 @@ def _invalid_parameters(name):
 
 
 def _resolved_network_params(estimator, name):
-    """Set ``encoding_bins_``, ``dropout_``, ``n_members_``: they must describe
-    a fit's network."""
+    """Set ``encoding_bins_``, ``dropout_``, ``n_members_``, as a fit's network has."""
     for param in ("encoding_bins", "dropout", "n_members"):
         attribute, value = param + "_", getattr(estimator, param)
         if hasattr(estimator, attribute):
@@ -661,8 +655,7 @@ def _check_tensors(estimator, plan, table, name, dtype):
         )
     for key, (shape, dtype) in expected.items():
         file_dtype, file_shape = table[key][:2]
-        wanted = _model_file.TORCH_DTYPE_NAMES.get(dtype)
-        if file_shape != shape or _model_file.TENSOR_DTYPES.get(wanted) != file_dtype:
+        if file_shape != shape or _model_file.NUMPY_DTYPES.get(dtype) != file_dtype:
             raise bad(
                 name,
                 f"tensor {key} has shape {file_shape} and dtype {file_dtype}; "
@@ -758,8 +751,7 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
     dtype = torch.float64 if version >= 3 else torch.float32
     table, read = tensors or _state_tensors(state, name)
     _check_tensors(estimator, plan, table, name, dtype)
-    # The state's tensors become the network's (no second copy of the
-    # weights); a format before 3 holds float32 ones.
+    # The state's tensors become the network's (no copy); float32 ones before 3.
     parts = {part: {} for part in MODEL_PARTS}
     for key in table:
         value = read(key)
@@ -904,13 +896,9 @@ def load_model(path, *, device="cpu"):
             # history never coexist in memory.
             history[i] = decode(encoded, name)
     for part, _ in _PLAIN_PARTS:
-        raw = payload.get(part)
-        state[part] = (
-            {k: decode(v, name) for k, v in raw.items()}
-            if isinstance(raw, dict)
-            else None
-        )
-    if isinstance(state["params"], dict) and state["params"].get("callbacks"):
+        if isinstance(raw := payload.get(part), dict):
+            state[part] = {k: decode(v, name) for k, v in raw.items()}
+    if isinstance(state.get("params"), dict) and state["params"].get("callbacks"):
         raise bad(name, "it lists callbacks: callback objects are never loaded")
     del payload
     tensors = table, lambda key: _model_file.tensor_view(data, table[key], key, name)

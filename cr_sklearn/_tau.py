@@ -14,6 +14,11 @@ __all__ = ["DREGScorer", "gradient_norms", "gradient_tail_ratio"]
 # Rows x features per finite-difference evaluation chunk (bounded memory).
 _FD_CHUNK_ELEMENTS = 2**22
 _LOG_EPS = 1e-12
+# Smaller relative steps drown f(x + h) - f(x - h) in float64 rounding.
+_MIN_STEP = 1e-12
+# float32: the step balancing rounding (eps / h) and truncation (h ** 2).
+_FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
+_RESPONSE_METHODS = "auto decision_function log_proba predict_proba predict".split()
 
 
 def gradient_tail_ratio(norms, q=99):
@@ -183,32 +188,14 @@ def _response(estimator, response_method):
             response_method = "log_proba"
         else:
             response_method = "predict"
-    if response_method in ("log_proba", "predict_proba") and not hasattr(
-        estimator, "predict_proba"
-    ):
+    proba = response_method in ("log_proba", "predict_proba")
+    method = getattr(estimator, "predict_proba" if proba else response_method, None)
+    if method is None and proba:
         raise ValueError(
             f"response_method={response_method!r} differentiates predict_proba, "
             f"which {type(estimator).__name__} does not have; use 'auto', "
             "'decision_function' or 'predict'."
         )
-    if response_method == "log_proba":
-
-        def function(X):
-            proba = np.clip(estimator.predict_proba(X), _LOG_EPS, 1.0)
-            logp = np.log(proba)
-            if logp.shape[1] == 2:
-                return (logp[:, 1] - logp[:, 0])[:, None]
-            return logp - logp.mean(axis=1, keepdims=True)
-
-        return function
-    if response_method == "predict_proba":
-
-        def function(X):
-            proba = estimator.predict_proba(X)
-            return proba[:, 1:] if proba.shape[1] == 2 else proba
-
-        return function
-    method = getattr(estimator, response_method, None)
     if method is None:
         raise ValueError(
             f"{type(estimator).__name__} has no {response_method!r} method to "
@@ -216,7 +203,15 @@ def _response(estimator, response_method):
         )
 
     def function(X):
-        out = np.asarray(method(X), dtype=np.float64)
+        out = method(X)
+        if response_method == "log_proba":
+            logp = np.log(np.clip(out, _LOG_EPS, 1.0))
+            if logp.shape[1] == 2:
+                return (logp[:, 1] - logp[:, 0])[:, None]
+            return logp - logp.mean(axis=1, keepdims=True)
+        if response_method == "predict_proba":
+            return out[:, 1:] if out.shape[1] == 2 else out
+        out = np.asarray(out, dtype=np.float64)
         out = out.reshape(out.shape[0], -1)
         if response_method == "decision_function" and out.shape[1] > 1:
             # Centred, as the log-probabilities: a shared shift is ignored.
@@ -302,7 +297,7 @@ def _check_scale(scale, Xt):
     """``scale`` as one positive unit per column of ``Xt`` (its spread if None)."""
     if scale is None:
         return _column_scale(Xt)
-    n_features = Xt.shape[1] if hasattr(Xt, "shape") else np.shape(Xt)[1]
+    n_features = np.shape(Xt)[1]
     try:
         values = np.broadcast_to(np.asarray(scale, dtype=np.float64), (n_features,))
     except (TypeError, ValueError):
@@ -316,18 +311,10 @@ def _check_scale(scale, Xt):
     return np.array(values)
 
 
-_RESPONSE_METHODS = tuple(
-    "auto decision_function log_proba predict_proba predict".split()
-)
-
-# Smaller relative steps drown f(x + h) - f(x - h) in float64 rounding.
-_MIN_STEP = 1e-12
-
-
 def _check_response_method(response_method):
     if not isinstance(response_method, str) or response_method not in _RESPONSE_METHODS:
         raise ValueError(
-            f"response_method must be one of {list(_RESPONSE_METHODS)}, got "
+            f"response_method must be one of {_RESPONSE_METHODS}, got "
             f"{response_method!r}."
         )
 
@@ -347,10 +334,6 @@ def _check_step(step):
             "1e-3 (the default)."
         )
     return float(step)
-
-
-# float32: the step balancing rounding (eps / h) and truncation (h ** 2).
-_FLOAT32_STEP = float(np.finfo(np.float32).eps) ** (1.0 / 3.0)
 
 
 def _finite_difference_norms(function, X, step, scale, names=None):

@@ -36,10 +36,7 @@ def resolve_device(device):
 
 
 def import_optional(name, *, extra, purpose):
-    """Import the optional module ``name``, or raise an ImportError naming ``extra``.
-
-    ``purpose`` (what needs it) starts the message.
-    """
+    """Import ``name``, or raise an ImportError naming ``purpose`` and ``extra``."""
     try:
         return importlib.import_module(name)
     except ImportError as exc:
@@ -121,9 +118,7 @@ def find_stacklevel():
     ) + (os.path.abspath(contextlib.__file__),)
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-        skip
-    ):
+    while frame and os.path.abspath(frame.f_code.co_filename).startswith(skip):
         frame = frame.f_back
         level += 1
     return level
@@ -134,9 +129,7 @@ def _cgroup_cpu_limit():
     root = Path("/sys/fs/cgroup")
     try:
         quota, period = (root / "cpu.max").read_text().split()[:2]
-        if quota != "max":
-            return int(quota) / int(period)
-        return None
+        return None if quota == "max" else int(quota) / int(period)
     except (OSError, ValueError):
         pass
     try:

@@ -24,16 +24,14 @@ TRIAL_ROWS = 200
 # Paths in messages are cut to this many characters.
 _SHOWN_PATH = 120
 
+# Short names; a model's own name is matched case-insensitively without one.
 MODEL_ALIASES = {
-    "cr": "CR",
     "logreg": "LogisticRegression",
     "lr": "LogisticRegression",
-    "svc": "SVC",
     "svm": "SVC",
     "rf": "RandomForest",
     "xgb": "XGBoost",
     "hgb": "HistGradientBoosting",
-    "mlp": "MLP",
 }
 
 # The factorial preset's entries that options override, and their help.
@@ -152,7 +150,6 @@ def _add_study_options(parser, *, evaluate):
     )
     _option(parser, "--folds", "folds per repeat", type=int, default=5)
     _option(parser, "--scoring", "scikit-learn scorer name", default="accuracy")
-    # One test for the table's p-values and marks and the plot's intervals.
     _option(
         parser,
         "--test",
@@ -379,13 +376,6 @@ def _check_out(folder, names, inputs=()):
                 path.rmdir()
 
 
-def _is_file(name):
-    try:
-        return Path(name).is_file()
-    except OSError:  # a name too long: the loader says so
-        return False
-
-
 def _same_file(target, source):
     """Whether ``target`` and ``source`` name the same file (links included)."""
     target, source = Path(target), Path(source)
@@ -530,7 +520,8 @@ def _run_study(args, fractions):
     _check_out(
         args.out,
         ["study.csv", "study.png", "study.md"],
-        inputs=[args.dataset] if _is_file(args.dataset) else [],
+        # isfile is False, not an error, for a name too long: the loader says so.
+        inputs=[args.dataset] if os.path.isfile(args.dataset) else [],
     )
     X, y, preprocessor, notes = _load(args)
     if params:

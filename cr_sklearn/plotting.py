@@ -216,26 +216,19 @@ class ActivationDisplay:
                 f"ax must hold at least ({n_rows}, {n_cols}) axes, got {ax.shape}."
             )
         kw = {"linewidth": 1.2, **(line_kw or {})}
-        self.lines_ = []
-        for row in range(ax.shape[0]):
-            lines = []
-            for col in range(ax.shape[1]):
-                cell = ax[row, col]
-                if row >= n_rows or col >= len(self.neurons[row]):
-                    cell.set_axis_off()
-                    continue
-                (line,) = cell.plot(
-                    self.grids[row][:, col], self.values[row][:, col], **kw
-                )
-                lines.append(line)
-                cell.set_title(f"neuron {self.neurons[row][col]}", fontsize=7)
-                cell.tick_params(labelsize=6)
-                if col == 0:
-                    cell.set_ylabel(self.layer_names[row], fontsize=8)
-                if row == n_rows - 1:
-                    cell.set_xlabel("pre-activation z", fontsize=7)
-            if row < n_rows:
-                self.lines_.append(lines)
+        self.lines_ = [[] for _ in range(n_rows)]
+        for (row, col), cell in np.ndenumerate(ax):
+            if row >= n_rows or col >= len(self.neurons[row]):
+                cell.set_axis_off()
+                continue
+            (line,) = cell.plot(self.grids[row][:, col], self.values[row][:, col], **kw)
+            self.lines_[row].append(line)
+            cell.set_title(f"neuron {self.neurons[row][col]}", fontsize=7)
+            cell.tick_params(labelsize=6)
+            if col == 0:
+                cell.set_ylabel(self.layer_names[row], fontsize=8)
+            if row == n_rows - 1:
+                cell.set_xlabel("pre-activation z", fontsize=7)
         self.ax_ = self.axes_ = ax
         self.figure_ = ax[0, 0].figure
         return self
@@ -420,8 +413,7 @@ class GradientNormDisplay:
         # Outside the axes: the histograms fill the data area.
         right = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0}
         ax.legend(fontsize="small", **right)
-        self.ax_ = ax
-        self.figure_ = ax.figure
+        self.ax_, self.figure_ = ax, ax.figure
         return self
 
 
@@ -555,7 +547,6 @@ class LossCurveDisplay:
             )
         ax.set_xlabel("epoch")
         ax.set_ylabel("loss")
-        handles = list(self.lines_.values())
         self.score_ax_ = None
         if self.valid_score is not None:
             self.score_ax_ = ax.twinx()
@@ -566,8 +557,8 @@ class LossCurveDisplay:
                 label="validation score (right axis)",
             )
             self.score_ax_.set_ylabel("validation score")
-            handles.append(self.lines_["valid_score"])
         # Above the axes, never over the curves.
+        handles = list(self.lines_.values())
         ax.legend(
             handles=handles,
             loc="lower left",
@@ -578,6 +569,5 @@ class LossCurveDisplay:
             fontsize="small",
             frameon=False,
         )
-        self.ax_ = ax
-        self.figure_ = ax.figure
+        self.ax_, self.figure_ = ax, ax.figure
         return self

@@ -165,15 +165,12 @@ class BaseCRNetwork(nn.Module):
         self.spectral_norm = bool(spectral_norm)
         self.register_buffer("input_mean", torch.zeros(self.n_features))
         self.register_buffer("input_scale", torch.ones(self.n_features))
-        self.encoding = (
-            None
-            if encoded_features is None
-            else PiecewiseLinearEncoding(self.n_features, encoded_features)
-        )
+        self.encoding = None
+        if encoded_features is not None:
+            self.encoding = PiecewiseLinearEncoding(self.n_features, encoded_features)
         self.n_members = check_n_members(n_members)
         if spectral_norm and self.n_members is not None:
             raise ValueError("spectral_norm=True does not support n_members.")
-        self._wrap = nn.utils.parametrizations.spectral_norm if spectral_norm else None
         self._build(sizes)
 
     @property
@@ -186,10 +183,12 @@ class BaseCRNetwork(nn.Module):
             self.activation_name, width, degree=self.degree, n_members=self.n_members
         )
 
-    def _linear(self, fan_in, fan_out, spectral=True):
-        """An affine layer (per member), spectrally normalised if ``spectral``."""
+    def _linear(self, fan_in, fan_out):
+        """An affine layer (per member), with ``spectral_norm`` if set."""
         layer = make_linear(fan_in, fan_out, self.n_members)
-        return self._wrap(layer) if spectral and self._wrap else layer
+        if self.spectral_norm:
+            layer = nn.utils.parametrizations.spectral_norm(layer)
+        return layer
 
     @classmethod
     def stack(cls, networks):
@@ -393,31 +392,24 @@ class BaseCRNetwork(nn.Module):
                 dtype=h.dtype,
                 device=h.device,
             )
-        stream_exact = exact
+        if exact:
+            n_directions = h.shape[-1]  # the columns the stream differentiates by
+        else:
+            n_directions = 0 if directions is None else directions.shape[1]
         if self.encoding is not None and not encoded:
             # The stream starts from the encoding's Jacobian.
             h, slope = self.encoding.forward_and_slope(h)
             if exact or directions is not None:
                 slope = slope if rows is None else slope[rows]
-                directions = (
-                    self.encoding.jacobian(slope)
-                    if exact
-                    else self.encoding.jvp(directions, slope)
-                )
-                stream_exact = False
+                if exact:
+                    directions = self.encoding.jacobian(slope)
+                else:
+                    directions = self.encoding.jvp(directions, slope)
+                exact = False
         # A subclass may return the Jacobians' squared norms as a fifth item.
         out, derivs, weights, jacobians, *norms = self._stream_pass(
-            h,
-            directions,
-            exact=stream_exact,
-            derivatives=derivatives,
-            rows=rows,
-            scale=scale,
+            h, directions, exact=exact, derivatives=derivatives, rows=rows, scale=scale
         )
-        if exact:
-            n_directions = h.shape[-1] if encoded else self.n_features
-        else:
-            n_directions = 0 if directions is None else directions.shape[1]
         return StreamOutput(
             output=out,
             derivatives=derivs if derivatives else [None] * len(derivs),

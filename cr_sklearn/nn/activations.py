@@ -62,6 +62,14 @@ ACTIVATIONS = {
 ACTIVATION_NAMES = ("poly", *ACTIVATIONS)
 
 
+def _horner(terms, u, in_place=False):
+    """``sum_k c_k u**k`` (``K >= 1``) by Horner's rule; ``in_place``: one buffer."""
+    value = torch.addcmul(terms[-2], terms[-1], u)
+    for c in reversed(terms[:-2]):
+        value = torch.addcmul(c, value, u, out=value if in_place else None)
+    return value
+
+
 class _Activation(nn.Module):
     """An activation's value and closed-form derivative (``_value_and_slope``)."""
 
@@ -182,19 +190,6 @@ class PolyActivation(_Activation):
         # The 1 of ``1 - (u / b)**2`` as a tensor, for one fused op.
         self.register_buffer("_one", torch.ones(()), persistent=False)
 
-    def _squash(self, z, slope=True):
-        """``(u, du/dz)`` of the soft bound (:func:`._poly_function.squash`)."""
-        return squash(z, self.bound, self._one, slope=slope)
-
-    @staticmethod
-    def _horner(coefficients, u):
-        """``sum_k c_k u^k`` for ``coefficients`` of shape (n_terms, width)."""
-        terms = coefficients.unbind(0)  # degree >= 1: two terms at least
-        value = torch.addcmul(terms[-2], terms[-1], u)
-        for c in reversed(terms[:-2]):
-            value = torch.addcmul(c, value, u)
-        return value
-
     def _value_and_slope(self, z, mask):
         if torch.is_grad_enabled() and (
             z.requires_grad or self.coefficients.requires_grad
@@ -209,8 +204,8 @@ class PolyActivation(_Activation):
         return value, slope
 
     def _value(self, z):
-        u, _ = self._squash(z, slope=False)
-        return self._horner(self.coefficients, u)
+        u, _ = squash(z, self.bound, self._one, slope=False)
+        return _horner(self.coefficients.unbind(0), u)
 
     def _forward_overwrite(self, z):
         """``forward(z)`` in ``z``'s memory (a scratch tensor), for inference only."""

@@ -99,21 +99,17 @@ class PiecewiseLinearEncoding(nn.Module):
             )
         source, low, high, ramp = [], [], [], []
         for j, e in enumerate(edges):
-            if e is None:
-                source.append(j)
-                low.append(0.0)
-                high.append(1.0)
-                ramp.append(False)
-                continue
-            e = torch.as_tensor(e, dtype=torch.float64).reshape(-1)
-            if e.numel() < 2 or not bool(torch.isfinite(e).all()):
-                raise ValueError(f"edges[{j}] must hold two or more finite edges.")
-            if not bool((e[1:] > e[:-1]).all()):
-                raise ValueError(f"edges[{j}] must be strictly increasing.")
-            source += [j] * (e.numel() - 1)
-            low += e[:-1].tolist()
-            high += e[1:].tolist()
-            ramp += [True] * (e.numel() - 1)
+            if e is not None:
+                e = torch.as_tensor(e, dtype=torch.float64).reshape(-1)
+                if e.numel() < 2 or not bool(torch.isfinite(e).all()):
+                    raise ValueError(f"edges[{j}] must hold two or more finite edges.")
+                if not bool((e[1:] > e[:-1]).all()):
+                    raise ValueError(f"edges[{j}] must be strictly increasing.")
+            bounds = [0.0, 1.0] if e is None else e.tolist()  # a copy: one column
+            source += [j] * (len(bounds) - 1)
+            low += bounds[:-1]
+            high += bounds[1:]
+            ramp += [e is not None] * (len(bounds) - 1)
         if len(source) != self.n_encoded:
             raise ValueError(
                 f"edges make {len(source)} columns; the encoding has {self.n_encoded}."
@@ -162,9 +158,8 @@ class PiecewiseLinearEncoding(nn.Module):
 
         Column ``c`` is ``clamp((h @ select)[c] + shift[c], lower[c], upper[c])``.
         """
-        traced = tracing()
         key = None
-        if not traced:
+        if not tracing():
             key = (
                 dtype,
                 device,
@@ -199,17 +194,6 @@ class PiecewiseLinearEncoding(nn.Module):
         state.pop("_affine_cache", None)  # derived; rebuilt on first use
         return state
 
-    def _encode(self, h):
-        select, shift, lower, upper = self._affine(h.dtype, h.device)[:4]
-        value = torch.addmm(shift, h.reshape(-1, self.n_features), select)
-        # In place when nothing records the ops (prediction): one pass less.
-        value = (
-            value.clamp(lower, upper)
-            if torch.is_grad_enabled() or tracing()
-            else value.clamp_(lower, upper)
-        )
-        return value.reshape(*h.shape[:-1], self.n_encoded)
-
     def forward(self, h):
         """Encode ``h`` of shape ``(..., n_features)`` to ``(..., n_encoded)``.
 
@@ -223,7 +207,14 @@ class PiecewiseLinearEncoding(nn.Module):
         torch.Tensor
             The ramps and copies.
         """
-        return self._encode(h)
+        select, shift, lower, upper = self._affine(h.dtype, h.device)[:4]
+        value = torch.addmm(shift, h.reshape(-1, self.n_features), select)
+        # In place when nothing records the ops (prediction): one pass less.
+        if torch.is_grad_enabled() or tracing():
+            value = value.clamp(lower, upper)
+        else:
+            value.clamp_(lower, upper)
+        return value.reshape(*h.shape[:-1], self.n_encoded)
 
     def forward_and_slope(self, h):
         """The encoding and its derivative per output column.

@@ -17,7 +17,7 @@ from torch.nn.modules import module as _module
 from ._base import BaseCRNetwork, StreamOutput, random_directions
 from ._members import affine, layer_product, rows_product, select_rows
 from ._stream_function import StreamJacobians
-from .activations import FixedActivation, PolyActivation
+from .activations import FixedActivation, PolyActivation, _horner
 from .input_encoding import ramp_inside, tracing
 
 # StreamOutput and random_directions live in ._base; importable from here too.
@@ -35,27 +35,13 @@ def _plain_call(module):
     )
 
 
-def _in_sigmoid(coefficients, bound):
+def _in_sigmoid(p, bound):
     """Coefficients of ``q(s) = p(2 b s - b)`` by binomial expansion (float64)."""
-    n_terms = coefficients.shape[0]
-    q = torch.zeros_like(coefficients)
-    for k in range(n_terms):
+    q = torch.zeros_like(p)
+    for k in range(p.shape[0]):
         for j in range(k + 1):
-            q[j] += (
-                coefficients[k]
-                * math.comb(k, j)
-                * (2.0 * bound) ** j
-                * (-bound) ** (k - j)
-            )
+            q[j] += p[k] * math.comb(k, j) * (2.0 * bound) ** j * (-bound) ** (k - j)
     return q
-
-
-def _horner_in_place(terms, s):
-    """``sum_k c_k s**k`` (``K >= 1``) by Horner's rule, one fused pass per row."""
-    value = torch.addcmul(terms[-2], terms[-1], s)
-    for c in reversed(terms[:-2]):
-        torch.addcmul(c, value, s, out=value)
-    return value
 
 
 def _derivative(coefficients):
@@ -64,27 +50,22 @@ def _derivative(coefficients):
     return coefficients[1:] * powers.reshape(-1, *[1] * (coefficients.dim() - 1))
 
 
-def _rows(coefficients):
-    """The coefficient rows as a tuple (``None`` stays ``None``)."""
-    return None if coefficients is None else tuple(coefficients.unbind(0))
-
-
 def _run_plan(plan, x):
     """:meth:`CRNetwork.predict_values` from a folded ``plan``."""
     with torch.no_grad():
         first, layers, (out_weight_t, out_bias) = plan
+        h = x
         if first is not None:  # the encoding, standardisation folded in
             select, shift, lower, upper, _ = first
             h = torch.addmm(shift, x, select).clamp_(lower, upper)
-        else:
-            h = x
         for weight_t, bias, fixed, coefficients, squash, *_ in layers:
             z = affine(bias, h, weight_t)
             if fixed is not None:
                 h = fixed(z)
             else:
                 # z is this pass's own scratch tensor: reuse its memory.
-                h = _horner_in_place(coefficients, torch.sigmoid_(z) if squash else z)
+                s = torch.sigmoid_(z) if squash else z
+                h = _horner(coefficients, s, in_place=True)
         return affine(out_bias, h, out_weight_t)
 
 
@@ -158,12 +139,9 @@ class CRNetwork(BaseCRNetwork):
         overwrite = not (torch.is_grad_enabled() or tracing())
         for layer, act in zip(self.hidden, self.activations, strict=True):
             z = layer(h)
-            if overwrite and _plain_call(act):
-                # z is this pass's own scratch tensor: reuse its memory.
-                h = act._forward_overwrite(z)
-            else:
-                h = act(z)
-            h = self._dropped(h)
+            # z is this pass's own scratch tensor: reuse its memory.
+            in_place = overwrite and _plain_call(act)
+            h = self._dropped(act._forward_overwrite(z) if in_place else act(z))
         return self.output(h)
 
     def predict_values(self, x):
@@ -229,13 +207,7 @@ class CRNetwork(BaseCRNetwork):
         ):
             return None
         with torch.inference_mode(False), torch.no_grad():
-            first, layers, out = _cast_plan(self._fold(), dtype, device)
-            # Coefficient rows split once, not at every call.
-            layers = [
-                (w, b, fixed, _rows(c), squash, fixed_slope, _rows(dc))
-                for w, b, fixed, c, squash, fixed_slope, dc in layers
-            ]
-            plan = (first, layers, out)
+            plan = _cast_plan(self._fold(), dtype, device)
         self.__dict__["_folded_cache"] = (key, plan)
         return plan
 
@@ -265,6 +237,10 @@ class CRNetwork(BaseCRNetwork):
         inv_scale = 1.0 / self.input_scale.double()
         # Standardising is an affine map: x -> x * inv_scale - mean * inv_scale.
         scale_in, shift_in = inv_scale, -mean * inv_scale
+        maps = [
+            (m.weight.double().transpose(-1, -2), m.bias.double())
+            for m in (*self.hidden, self.output)
+        ]
         first = None
         if self.encoding is not None:
             affine_map = self.encoding._affine(torch.float64, "cpu")
@@ -276,35 +252,26 @@ class CRNetwork(BaseCRNetwork):
                 upper,
                 affine_map[5].double(),
             )
-            scale_in, shift_in = None, None
+        else:  # into the first affine map, a layer's or the output's
+            weight_t, bias = maps[0]
+            maps[0] = (weight_t * scale_in.unsqueeze(1), bias + shift_in @ weight_t)
         layers = []
-        for layer, act in zip(self.hidden, self.activations, strict=True):
-            weight_t = layer.weight.double().transpose(-1, -2)
-            bias = layer.bias.double()
-            if scale_in is not None:
-                bias = bias + shift_in @ weight_t
-                weight_t = weight_t * scale_in.unsqueeze(1)
-                scale_in = shift_in = None
-            # (weight_t, bias, fixed, coefficients, squash, fixed_slope, dc).
+        for (weight_t, bias), act in zip(maps[:-1], self.activations, strict=True):
+            # (weight_t, bias, fixed, coefficient rows, squash, fixed_slope,
+            # derivative rows): the rows are split once, not at every call.
             if isinstance(act, FixedActivation):
-                fixed = (act.forward, act.forward_and_derivative)
-                layers.append((weight_t, bias, fixed[0], None, False, fixed[1], None))
+                fixed, slope = act.forward, act.forward_and_derivative
+                layers.append((weight_t, bias, fixed, None, False, slope, None))
                 continue
-            a = act.coefficients.double()
-            if act.bound is None:  # u = z: the polynomial as it is
-                layers.append((weight_t, bias, None, a, False, None, _derivative(a)))
-                continue
-            b = act.bound
-            # z' = 2 z / b and p(2 b s - b) = q(s) with s = sigmoid(z').
-            q = _in_sigmoid(a, b)
-            weight_t, bias = weight_t * (2.0 / b), bias * (2.0 / b)
-            layers.append((weight_t, bias, None, q, True, None, _derivative(q)))
-        out_weight_t = self.output.weight.double().transpose(-1, -2)
-        out_bias = self.output.bias.double()
-        if scale_in is not None:  # no encoding and no activated layer
-            out_bias = out_bias + shift_in @ out_weight_t
-            out_weight_t = out_weight_t * scale_in.unsqueeze(1)
-        return first, layers, (out_weight_t, out_bias)
+            poly, squash = act.coefficients.double(), act.bound is not None
+            if squash:
+                b = act.bound
+                # z' = 2 z / b and p(2 b s - b) = q(s) with s = sigmoid(z').
+                poly = _in_sigmoid(poly, b)
+                weight_t, bias = weight_t * (2.0 / b), bias * (2.0 / b)
+            rows, slope_rows = poly.unbind(0), _derivative(poly).unbind(0)
+            layers.append((weight_t, bias, None, rows, squash, None, slope_rows))
+        return first, layers, maps[-1]
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -326,20 +293,18 @@ class CRNetwork(BaseCRNetwork):
             inside = ramp_inside(free, lower, upper, tolerance)
             h = free.clamp_(lower, upper)
         slopes = []
-        last = len(layers) - 1
-        for i, (weight_t, bias, _, coefficients, squash, fixed, dq) in enumerate(
-            layers
-        ):
+        for i, layer in enumerate(layers):
+            weight_t, bias, _, coefficients, squash, fixed, dq = layer
             z = affine(bias, h, weight_t)
             if fixed is not None:
                 h, d = fixed(z)
             else:
                 s = torch.sigmoid_(z) if squash else z
-                d = dq[0] if len(dq) == 1 else _horner_in_place(dq, s)
+                d = dq[0] if len(dq) == 1 else _horner(dq, s, in_place=True)
                 if squash:  # d sigmoid(z') / d z' = s (1 - s)
                     d = torch.addcmul(s, s, s, value=-1.0).mul_(d)
-                if i < last:
-                    h = _horner_in_place(coefficients, s)
+                if i < len(layers) - 1:
+                    h = _horner(coefficients, s, in_place=True)
             slopes.append(d)
         # Row o of g: d output_o / d (what each layer reads), from the end.
         g = out_weight_t.transpose(-1, -2).unsqueeze(-3)
@@ -353,15 +318,11 @@ class CRNetwork(BaseCRNetwork):
 
     def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
         batch = h.shape[0] if rows is None else rows.shape[0]
-        stream = exact or directions is not None
-        if (
-            stream
-            and self.hidden
-            and (
-                directions is None
-                or (directions.shape[0] == batch and not directions.requires_grad)
-            )
-        ):
+        if directions is None:
+            fused = exact
+        else:
+            fused = directions.shape[0] == batch and not directions.requires_grad
+        if fused and self.hidden:
             return self._fused_stream_pass(h, directions, rows, scale)
         return self._recorded_stream_pass(
             h, directions, exact=exact, derivatives=derivatives, rows=rows, scale=scale
@@ -395,11 +356,8 @@ class CRNetwork(BaseCRNetwork):
         weight_t = self.output.weight.transpose(-1, -2)
         out = affine(self.output.bias, h, weight_t)
         if stream:
-            if j is None:
-                # No activated layer: the same Jacobian for every row.
-                oj = weight_t.unsqueeze(-3)
-            else:
-                oj = rows_product(j, weight_t)
+            # j is None without an activated layer: one Jacobian for every row.
+            oj = weight_t.unsqueeze(-3) if j is None else rows_product(j, weight_t)
             if oj.shape[-3] != batch:
                 oj = oj.expand(*oj.shape[:-3], batch, *oj.shape[-2:])
             if scale is not None and j is None:  # no activated layer

@@ -153,18 +153,16 @@ class ResidualBlock(nn.Module):
         if spectral_norm and n_members is not None:
             raise ValueError("spectral_norm=True does not support n_members.")
         self.norm = RMSNorm(width, n_members=n_members)
-        inner = make_linear(width, inner_width, n_members)
+        self.inner = make_linear(width, inner_width, n_members)
         if spectral_norm:
-            inner = nn.utils.parametrizations.spectral_norm(inner)
-        self.inner = inner
+            self.inner = nn.utils.parametrizations.spectral_norm(self.inner)
         self.activation = make_activation(
             activation, inner_width, degree=degree, n_members=n_members
         )
         self.proj = make_linear(inner_width, width, n_members)
         if zero_init:
-            with torch.no_grad():
-                self.proj.weight.zero_()
-                self.proj.bias.zero_()
+            nn.init.zeros_(self.proj.weight)
+            nn.init.zeros_(self.proj.bias)
 
     @property
     def inner_width(self):
@@ -270,12 +268,11 @@ class ResidualCRNetwork(BaseCRNetwork):
         """
         self._single_only("make_block")
         inner_width = self.width if inner_width is None else int(inner_width)
-        ref = self.output.bias
         # A forked, seeded RNG: reproducible without touching the caller's.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
             block = self._block(self.width, inner_width, zero_init=True)
-        return block.to(device=ref.device, dtype=ref.dtype)
+        return block.to(self.output.bias)  # the network's device and dtype
 
     def insert_blocks(self, position, blocks):
         """Insert ``blocks`` before block ``position`` (``n_blocks``: at the end).
@@ -297,11 +294,8 @@ class ResidualCRNetwork(BaseCRNetwork):
             raise ValueError(
                 f"position must be in [0, {self.n_blocks}], got {position}."
             )
-        current = list(self.blocks)
-        position = int(position)
-        self.blocks = nn.ModuleList(
-            current[:position] + list(blocks) + current[position:]
-        )
+        for offset, block in enumerate(blocks):
+            self.blocks.insert(int(position) + offset, block)
         return self
 
     def widen_block(self, index, n_units, *, seed=0):
@@ -367,24 +361,23 @@ class ResidualCRNetwork(BaseCRNetwork):
 
     def _activated(self, layer, act, h, j, stream, need_d, rows=None):
         """One PolyLayer: ``(phi(z), phi'(z) or None, J)``; ``j=None``: the identity."""
-        a, d = self._activate(
-            act, linear(h, layer.weight, layer.bias), stream or need_d
-        )
+        z = linear(h, layer.weight, layer.bias)
+        a, d = self._activate(act, z, stream or need_d)
         if not stream:
             return a, d, None
         zj = layer_product(j, layer.weight.transpose(-1, -2))
         return a, d, select_rows(d, rows).unsqueeze(-2) * zj
 
-    def _run(
-        self, h, directions, *, exact=False, derivatives=True, rows=None, scale=None
+    def _stream_pass(
+        self, h, directions, *, exact, derivatives, rows, scale=None, inputs=None
     ):
-        """Shared pass on standardised ``h``: the stream plus the block inputs."""
+        """The stream from ``h``; each block's input is appended to ``inputs``."""
         stream = exact or directions is not None
         # j: the current state's Jacobian times the directions, (rows, k, width).
         j = None if exact else directions
         if j is not None:
             j = j.expand(h.shape[-2] if rows is None else rows.shape[0], *j.shape[-2:])
-        derivs, weights, jacobians, block_inputs = [], [], [], []
+        derivs, weights, jacobians = [], [], []
         h, d, j = self._activated(
             self.stem, self.stem_activation, h, j, stream, derivatives, rows
         )
@@ -396,7 +389,8 @@ class ResidualCRNetwork(BaseCRNetwork):
         if stream:
             jacobians.append(j.transpose(-1, -2))
         for block in self.blocks:
-            block_inputs.append(h)
+            if inputs is not None:
+                inputs.append(h)
             if stream and rows is None:
                 n, jn = block.norm.forward_and_jvp(h, j)
             elif stream:
@@ -418,27 +412,20 @@ class ResidualCRNetwork(BaseCRNetwork):
         if stream:
             out_j = rows_product(j, self.output.weight.transpose(-1, -2))
             jacobians.append(out_j.transpose(-1, -2))
-        return out, derivs, weights, (jacobians if stream else None), block_inputs
-
-    def _stream_pass(self, h, directions, *, exact, derivatives, rows, scale=None):
-        return self._run(
-            h, directions, exact=exact, derivatives=derivatives, rows=rows, scale=scale
-        )[:4]
+        return out, derivs, weights, (jacobians if stream else None)
 
     def _reverse_jacobian(self, h):
-        _, derivs, weights, _, inputs = self._run(h, None)
+        inputs = []
+        _, derivs, weights, _ = self._stream_pass(
+            h, None, exact=False, derivatives=True, rows=None, inputs=inputs
+        )
         # Row o of g is d output_o / d h_l, pulled back block by block.
         out_weight = self.output.weight
         g = out_weight.unsqueeze(-3).expand(
             *out_weight.shape[:-2], h.shape[-2], *out_weight.shape[-2:]
         )
-        for block, d, weight, h in zip(
-            reversed(self.blocks),
-            reversed(derivs[1:]),
-            reversed(weights[1:]),
-            reversed(inputs),
-            strict=True,
-        ):
+        blocks = list(zip(self.blocks, derivs[1:], weights[1:], inputs, strict=True))
+        for block, d, weight, h in reversed(blocks):
             ga = rows_product(g, block.proj.weight) * d.unsqueeze(-2)
             g = g + block.norm.vjp(h, rows_product(ga, weight))
         return rows_product(g * derivs[0].unsqueeze(-2), weights[0])

@@ -69,8 +69,7 @@ def _guaranteed_risk_threshold(confidence, losses, target_risk, delta, n_levels=
         kept = losses[confidence >= threshold]
         bound = _risk_bound(kept, level, n_levels)
         if bound < target_risk:
-            if threshold < best[0]:
-                best = (float(threshold), float(bound))
+            best = (float(threshold), float(bound))  # z never rises: the lowest yet
             z_max = z
         else:
             z_min = z
@@ -314,12 +313,11 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             )
         self.combiner_ = _fit_combiner(self.cv_signals_, self.cv_loss_, loss)
         # A single signal that ranks the errors better is used alone.
-        areas = {
+        self.cv_aurc_ = areas = {
             name: _losses_area(self.cv_loss_, self.cv_signals_[:, j])
             for j, name in enumerate(self.signals_)
         }
         areas["combined"] = _losses_area(self.cv_loss_, self.cv_confidence_)
-        self.cv_aurc_ = areas
         self.confidence_source_ = min(areas, key=areas.get)
         if self.confidence_source_ != "combined":
             column = self.signals_.index(self.confidence_source_)
@@ -481,14 +479,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         score : float
             ``-aurc_score`` with the loss ``loss_``: greater is better.
         """
-        labels = self.classes_ if self.loss_ == "absolute" else None
         return -aurc_score(
             y,
             self.predict(X),
             self.confidence(X),
             sample_weight=sample_weight,
             loss=self.loss_,
-            labels=labels,
+            labels=self.classes_ if self.loss_ == "absolute" else None,
         )
 
     def __sklearn_tags__(self):

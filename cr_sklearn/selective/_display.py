@@ -305,6 +305,5 @@ class RiskCoverageDisplay:
             frameon=False,
             fontsize="small",
         )
-        self.ax_ = ax
-        self.figure_ = ax.figure
+        self.ax_, self.figure_ = ax, ax.figure
         return self

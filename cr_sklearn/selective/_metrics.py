@@ -95,9 +95,8 @@ def _sample_losses(y_true, y_pred, loss="zero_one", labels=None):
         labels = _as_1d(labels, "labels")
         if len(np.unique(labels)) != len(labels):
             raise ValueError("labels must not contain duplicates.")
-    return np.abs(_positions(labels, y_true) - _positions(labels, y_pred)).astype(
-        np.float64
-    )
+    distance = _positions(labels, y_true) - _positions(labels, y_pred)
+    return np.abs(distance).astype(np.float64)
 
 
 def _curve(losses, confidence, weight):

@@ -141,13 +141,13 @@ def _probability_signals(proba, pred, loss, median):
     return within_one, np.minimum(at - 0.5, 0.5 - below)
 
 
-def _output_proba(final, out, member=None):
+def _output_proba(final, out, member=0):
     """Class probabilities from the raw network output ``out`` of ``member``."""
     if hasattr(final, "cutpoints_"):
         eta = out[:, 0]
         cutpoints = np.asarray(final.cutpoints_)
         if cutpoints.ndim == 2:
-            cutpoints = cutpoints[0 if member is None else member]
+            cutpoints = cutpoints[member]
         cumulative = 1.0 / (1.0 + np.exp(-(cutpoints[None, :] - eta[:, None])))
         return np.diff(cumulative, axis=1, prepend=0.0, append=1.0)
     if out.shape[1] == 1:
@@ -159,11 +159,8 @@ def _output_proba(final, out, member=None):
 
 def _network_proba(final, out):
     """Class probabilities from the network's output, averaged over members."""
-    if out.ndim == 2:
-        return _output_proba(final, out)
-    return np.mean(
-        [_output_proba(final, member, member=m) for m, member in enumerate(out)], axis=0
-    )
+    members = out if out.ndim == 3 else out[None]
+    return np.mean([_output_proba(final, o, m) for m, o in enumerate(members)], axis=0)
 
 
 def _outputs(module, X, n_passes=1):
@@ -344,8 +341,7 @@ def confidence_signals(
             )
         elif name == "gradient_norm":
             # Raw units: a sample's signal must not depend on its batch.
-            norms = gradient_norms(estimator, X, scale=1.0)
-            out[name] = -_tie_rounding_noise(norms)
+            out[name] = -_tie_rounding_noise(gradient_norms(estimator, X, scale=1.0))
         else:  # "confidence"
             if not hasattr(estimator, "confidence"):
                 raise ValueError(

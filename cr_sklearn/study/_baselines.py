@@ -55,12 +55,8 @@ class _LeafScaledHistGradientBoosting(ClassifierMixin, BaseEstimator):
     def __init__(self, random_state=None):
         self.random_state = random_state
 
-    @staticmethod
-    def leaf_size(n_samples):
-        return int(np.clip(n_samples // 10, 3, 20))
-
     def fit(self, X, y, sample_weight=None):
-        self.min_samples_leaf_ = self.leaf_size(len(y))
+        self.min_samples_leaf_ = int(np.clip(len(y) // 10, 3, 20))
         self.estimator_ = HistGradientBoostingClassifier(
             min_samples_leaf=self.min_samples_leaf_, random_state=self.random_state
         ).fit(X, y, sample_weight=sample_weight)

@@ -308,11 +308,8 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
 def _mostly_numbers(column):
     import pandas as pd
 
-    values = column.dropna()
-    if not len(values):
-        return False
-    parsed = pd.to_numeric(values.astype(str), errors="coerce")
-    return bool(parsed.notna().mean() >= 0.9)
+    parsed = pd.to_numeric(column.dropna().astype(str), errors="coerce")
+    return bool(parsed.notna().mean() >= 0.9)  # NaN, so False, when all are missing
 
 
 def _as_object(X):

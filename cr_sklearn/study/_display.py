@@ -226,16 +226,11 @@ class StudyDisplay:
                 correction=correction,
                 alpha=1 - confidence,
             )
-            position = {f: i for i, f in enumerate(result.fractions)}
-            for model in models:
-                if model == reference:
-                    continue
-                diffs[model] = np.full((len(position), 3), np.nan)
-                rejected[model] = np.zeros(len(position), dtype=bool)
-                for r in cmp[cmp["model"] == model].itertuples():
-                    i = position[r.fraction]
-                    diffs[model][i] = r.estimate, r.ci_low, r.ci_high
-                    rejected[model][i] = bool(r.reject)
+            # compare has a row per fraction, in the order of result.fractions.
+            for model in [m for m in models if m != reference]:
+                rows = cmp[cmp["model"] == model]
+                diffs[model] = rows[["estimate", "ci_low", "ci_high"]].to_numpy(float)
+                rejected[model] = rows["reject"].to_numpy(bool)
         display = cls(
             fractions=np.asarray(result.fractions, dtype=float),
             means=means,
@@ -346,8 +341,7 @@ class StudyDisplay:
             if diff_ax is not None:
                 self._plot_differences(diff_ax, styles)
             # Right of the last panel of a row, of the first of a column.
-            stacked = diff_ax is not None and _stacked(ax, diff_ax)
-            last = diff_ax if diff_ax is not None and not stacked else ax
+            last = diff_ax if diff_ax is not None and not _stacked(ax, diff_ax) else ax
             self.legend_ = last.legend(
                 handles=list(self.lines_.values()),
                 fontsize="small",
@@ -448,7 +442,7 @@ class StudyDisplay:
         for model in models:
             style = styles[model]
             std = np.nan_to_num(self.stds[model][0])
-            container = ax.errorbar(
+            self.lines_[model] = ax.errorbar(
                 [self.means[model][0]],
                 [rows[model]],
                 xerr=[[std], [std]],
@@ -456,8 +450,7 @@ class StudyDisplay:
                 capsize=3,
                 **_points(style, grow=1),
                 **(line_kw or {}),
-            )
-            self.lines_[model] = container.lines[0]
+            ).lines[0]
         ax.set_yticks([rows[m] for m in models], [self._label(m) for m in models])
         ax.set_ylim(-0.6, len(models) - 0.4)
         ax.set_xlabel(self.metric)

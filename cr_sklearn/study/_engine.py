@@ -113,11 +113,9 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     # _safe_indexing keeps a pandas Categorical y (and its order).
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
-    limits = (
-        threadpool_limits(limits=n_threads)
-        if n_threads is not None
-        else contextlib.nullcontext()
-    )
+    limits = contextlib.nullcontext()
+    if n_threads is not None:
+        limits = threadpool_limits(limits=n_threads)
     with limits, warnings.catch_warnings(record=True) as caught:
         # Small subsamples stop iterative baselines early by design.
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -151,31 +149,26 @@ def run_records(tasks, keys, columns, **run):
             warnings.warn(text, category, stacklevel=3)
         except TypeError:  # a category that takes other arguments
             warnings.warn(text, UserWarning, stacklevel=3)
-    records = []
-    for key, (scores, *times, _) in zip(keys, outputs, strict=True):
-        for metric, value in scores.items():
-            values = (*key, metric, value, *times)[: len(columns)]
-            records.append(dict(zip(columns, values, strict=True)))
-    return records
+    return [
+        dict(zip(columns, (*key, metric, value, *times)[: len(columns)], strict=True))
+        for key, (scores, *times, _) in zip(keys, outputs, strict=True)
+        for metric, value in scores.items()
+    ]
 
 
-def _in_notebook():
-    """Whether this process runs in a Jupyter (IPython kernel) session."""
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
+def _interactive():
+    """Whether standard error is a terminal or this is a Jupyter (IPython) kernel."""
     try:
-        shell = ipython.get_ipython()
+        if sys.stderr is not None and sys.stderr.isatty():
+            return True
+    except (AttributeError, ValueError):  # replaced or closed streams
+        pass
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
     except Exception:  # pragma: no cover - a broken IPython install
         return False
     return getattr(shell, "kernel", None) is not None
-
-
-def _stderr_is_terminal():
-    try:
-        return bool(sys.stderr is not None and sys.stderr.isatty())
-    except (AttributeError, ValueError):  # replaced or closed streams
-        return False
 
 
 def resolve_progress(progress, purpose):
@@ -187,7 +180,7 @@ def resolve_progress(progress, purpose):
     if isinstance(progress, str) and progress in ("auto", "lines"):
         if progress == "lines":
             return "lines"
-        return (_stderr_is_terminal() or _in_notebook()) and _installed("tqdm")
+        return _interactive() and _installed("tqdm")
     if not isinstance(progress, bool | np.bool_):
         raise ValueError(
             f"progress must be a bool, 'auto' or 'lines', got {progress!r}."
@@ -270,7 +263,7 @@ class _ProgressLines:
         self.left = _TimeLeft(total, workers)
         self.desc = desc
         self.start = time.perf_counter()
-        self.last = None
+        self.last = float("-inf")  # when the last line was printed
 
     def _print(self, text):
         if sys.stderr is not None:
@@ -280,9 +273,7 @@ class _ProgressLines:
         left = self.left.update(seconds)
         now = time.perf_counter()
         done, total = self.left.done, self.left.total
-        if done < total and (
-            self.last is None or now - self.last >= PROGRESS_LINE_INTERVAL_S
-        ):
+        if done < total and now - self.last >= PROGRESS_LINE_INTERVAL_S:
             self.last = now
             self._print(
                 f"{self.desc}: {done}/{total} fits ({done / total:.0%}), "

@@ -74,14 +74,13 @@ def _named(value, defaults, what):
     if value is None:
         value = defaults
     elif not isinstance(value, dict):
-        names = [value] if isinstance(value, str) else value
-        value = {}
+        names = [value] if isinstance(value, str) else list(value)
         for name in names:
             if name not in defaults:
                 raise ValueError(
                     f"Unknown {what} {name!r}; choose from {list(defaults)}."
                 )
-            value[name] = defaults[name]
+        value = {name: defaults[name] for name in names}
     if not value:
         raise ValueError(f"{what} must not be empty.")
     return dict(value)
@@ -382,27 +381,25 @@ class FactorialResult(_Records):
         )
         ratio = float((frame["n_test"] / frame["n_train"]).mean())
         groups = [(None, wide)] if by is None else wide.groupby(level=by, sort=False)
+        others = [r for r in self.regularizers if r != reference]
         rows = []
-        for level, sub in groups:
-            for other in self.regularizers:
-                if other == reference:
-                    continue
-                pair = sub[[reference, other]].dropna()
-                diff = (pair[reference] - pair[other]).to_numpy()
-                row = {"regularizer": other, **({} if by is None else {by: level})}
-                row.update(
-                    mean_diff=float(diff.mean()) if diff.size else np.nan,
-                    wins=int((diff > 0).sum()),
-                    losses=int((diff < 0).sum()),
-                    statistic=np.nan,
-                    p_value=np.nan,
-                    n_pairs=int(diff.size),
+        for (level, sub), other in product(groups, others):
+            pair = sub[[reference, other]].dropna()
+            diff = (pair[reference] - pair[other]).to_numpy()
+            row = {"regularizer": other, **({} if by is None else {by: level})}
+            row.update(
+                mean_diff=float(diff.mean()) if diff.size else np.nan,
+                wins=int((diff > 0).sum()),
+                losses=int((diff < 0).sum()),
+                statistic=np.nan,
+                p_value=np.nan,
+                n_pairs=int(diff.size),
+            )
+            if diff.size >= 2:
+                row["statistic"], row["p_value"] = paired_test(
+                    diff, test, test_train_ratio=ratio
                 )
-                if diff.size >= 2:
-                    row["statistic"], row["p_value"] = paired_test(
-                        diff, test, test_train_ratio=ratio
-                    )
-                rows.append(row)
+            rows.append(row)
         out = pd.DataFrame.from_records(rows)
         out["p_adjusted"] = adjust_pvalues(out["p_value"].to_numpy(), correction)
         out.insert(0, "reference", reference)

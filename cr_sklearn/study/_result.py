@@ -1,5 +1,7 @@
 """StudyResult: the tidy records of a data-fraction study, summaries and tests."""
 
+from itertools import product
+
 import numpy as np
 
 from ._records import _format_p, _import_pandas, _markdown_table, _Records
@@ -76,14 +78,9 @@ class StudyResult(_Records):
         missing = set(cls._columns) - set(frame.columns)
         if missing:
             raise ValueError(f"The frame lacks the columns {sorted(missing)}.")
-        records = []
-        for row in frame[list(cls._columns)].itertuples(index=False):
-            rec = dict(zip(cls._columns, row, strict=True))
-            for key in ("split", "repeat", "fold", "n_train", "n_test"):
-                rec[key] = int(rec[key])
-            for key in ("fraction", "value", "fit_time", "score_time"):
-                rec[key] = float(rec[key])
-            records.append(rec)
+        types = dict.fromkeys(("split", "repeat", "fold", "n_train", "n_test"), int)
+        types |= dict.fromkeys(("fraction", "value", "fit_time", "score_time"), float)
+        records = frame[list(cls._columns)].astype(types).to_dict("records")
         return cls(
             records,
             models=list(dict.fromkeys(frame["model"])),
@@ -179,32 +176,27 @@ class StudyResult(_Records):
                 f"Unknown reference model {reference!r}; models: {self.models}."
             )
         values = self._values(metric)
+        others = [m for m in self.models if m != reference]
         rows = []
-        for model in self.models:
-            if model == reference:
-                continue
-            for fraction in self.fractions:
-                ref = values.get((reference, fraction), {})
-                other = values.get((model, fraction), {})
-                splits = sorted(set(ref) & set(other))
-                row = dict.fromkeys(_COMPARE_COLUMNS, np.nan)
-                row.update(
-                    model=model,
-                    fraction=fraction,
-                    reference=reference,
-                    n_pairs=len(splits),
-                )
-                if splits:
-                    diff = np.array([other[s][0] - ref[s][0] for s in splits])
-                    ratio = np.mean([ref[s][2] / ref[s][1] for s in splits])
-                    row["mean_diff"] = float(diff.mean())
-                    if len(splits) >= 2 or test == "wilcoxon":
-                        stat, p = paired_test(diff, test, test_train_ratio=ratio)
-                        row["statistic"], row["p_value"] = stat, p
-                        row["estimate"], row["ci_low"], row["ci_high"] = (
-                            paired_interval(diff, test, ratio, 1 - alpha)
-                        )
-                rows.append(row)
+        for model, fraction in product(others, self.fractions):
+            ref = values.get((reference, fraction), {})
+            other = values.get((model, fraction), {})
+            splits = sorted(set(ref) & set(other))
+            row = dict.fromkeys(_COMPARE_COLUMNS, np.nan)
+            row.update(
+                model=model, fraction=fraction, reference=reference, n_pairs=len(splits)
+            )
+            if splits:
+                diff = np.array([other[s][0] - ref[s][0] for s in splits])
+                ratio = np.mean([ref[s][2] / ref[s][1] for s in splits])
+                row["mean_diff"] = float(diff.mean())
+                if len(splits) >= 2 or test == "wilcoxon":
+                    stat, p = paired_test(diff, test, test_train_ratio=ratio)
+                    row["statistic"], row["p_value"] = stat, p
+                    row["estimate"], row["ci_low"], row["ci_high"] = paired_interval(
+                        diff, test, ratio, 1 - alpha
+                    )
+            rows.append(row)
         out = pd.DataFrame.from_records(rows, columns=list(_COMPARE_COLUMNS))
         out["p_adjusted"] = adjust_pvalues(out["p_value"].to_numpy(), correction)
         out["reject"] = (out["p_adjusted"] <= alpha).to_numpy()

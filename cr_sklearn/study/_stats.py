@@ -1,6 +1,7 @@
 """Paired tests over cross-validation splits and multiple-testing corrections."""
 
 import numpy as np
+from scipy import stats
 
 __all__ = [
     "adjust_pvalues",
@@ -94,8 +95,6 @@ def corrected_ttest(differences, test_train_ratio):
     >>> corrected_ttest([0.01, 0.01], 1.0)
     (nan, nan)
     """
-    from scipy import stats
-
     d, sd = _corrected_scale(differences, test_train_ratio, "t-test")
     if sd == 0:
         return 0.0, 1.0
@@ -131,8 +130,6 @@ def corrected_interval(differences, test_train_ratio, confidence=0.95):
     >>> round(mean, 3), low < 0 < high
     (0.025, True)
     """
-    from scipy import stats
-
     _check_confidence(confidence)
     d, sd = _corrected_scale(differences, test_train_ratio, "interval")
     mean = float(d.mean())
@@ -155,8 +152,6 @@ def wilcoxon_test(differences):
     pvalue : float
         Two-sided p-value; 1 when every difference is zero.
     """
-    from scipy import stats
-
     d = np.asarray(differences, dtype=float)
     if d.size == 0:
         raise ValueError("The Wilcoxon test needs at least 1 pair, got 0.")
@@ -204,8 +199,6 @@ def wilcoxon_interval(differences, confidence=0.95):
     >>> round(estimate, 3), 0 < low < high
     (0.03, True)
     """
-    from scipy import stats
-
     _check_confidence(confidence)
     d = np.asarray(differences, dtype=float).ravel()
     n = d.size
