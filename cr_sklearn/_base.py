@@ -9,6 +9,7 @@ encoding, fitted in float64), the members' rows
 (:mod:`cr_sklearn._predict`). ``docs/developers.rst`` walks through it.
 """
 
+import math
 import numbers
 from abc import abstractmethod
 
@@ -174,8 +175,18 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         """Greater-is-better score of ``output`` against ``codes``."""
 
     @abstractmethod
+    def _log_proba_of(self, outputs):
+        """Log class probabilities (a tensor) of network outputs, a member axis kept."""
+
     def _member_proba(self, outputs):
-        """Class probabilities of network outputs, a member axis kept."""
+        return np.exp(self._log_proba_of(outputs).numpy())
+
+    def _log_proba(self, outputs):
+        """Log class probabilities of outputs (of ``(M, n, o)``: members averaged)."""
+        logp = self._log_proba_of(outputs)
+        if outputs.ndim == 3:
+            logp = torch.logsumexp(logp, dim=0) - math.log(logp.shape[0])
+        return logp.numpy()
 
     # -- the contract with growth ---------------------------------------------
     def _training_data(self, X, y):
@@ -249,12 +260,9 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         ``(n_members, n_samples, n_outputs)``.
         """
         path = getattr(self, "_prediction_path", "folded")
+        layers = self.net_.module_ if path == "training" else None
         return _predict.outputs(
-            self.module_,
-            X,
-            device=self.device_,
-            path=path,
-            layers=self.net_.module_ if path == "training" else None,
+            self.module_, X, device=self.device_, path=path, layers=layers
         )
 
     def _jacobian(self, X, scale=None, *, features=False):
@@ -323,8 +331,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         norms : ndarray of shape (n_samples,)
             ``||d f(x) / d x diag(scale)||_F`` for each sample.
         """
-        X = self._check_X(X)
-        return self._jacobian(X, scale=self._check_scale(scale))
+        return self._jacobian(self._check_X(X), scale=self._check_scale(scale))
 
     def _check_scale(self, scale):
         if scale is None:

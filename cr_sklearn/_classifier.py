@@ -14,28 +14,20 @@ from ._docs import fill_docstring
 __all__ = ["CRClassifier"]
 
 
-class _BinaryLogitLoss(nn.Module):
-    """Per-sample logistic loss of a single logit."""
+class _LogLoss(nn.Module):
+    """Per-sample log-loss: logistic of a single logit, else softmax cross-entropy."""
 
     def forward(self, output, target):
-        return nn.functional.binary_cross_entropy_with_logits(
-            output[:, 0], target.to(output.dtype), reduction="none"
-        )
-
-
-class _CrossEntropyLoss(nn.Module):
-    """Per-sample softmax cross-entropy."""
-
-    def forward(self, output, target):
+        if output.shape[1] == 1:
+            return nn.functional.binary_cross_entropy_with_logits(
+                output[:, 0], target.to(output.dtype), reduction="none"
+            )
         return nn.functional.cross_entropy(output, target, reduction="none")
 
 
 def _sorted_classes(classes):
-    """``classes`` of ``partial_fit`` as ``classes_``: sorted, each label once.
-
-    As :class:`~sklearn.neural_network.MLPClassifier`: the order given does
-    not matter, repeats count once.
-    """
+    """``classes`` of ``partial_fit`` as ``classes_``: sorted, each label once
+    (as :class:`~sklearn.neural_network.MLPClassifier`)."""
     array = np.asarray(classes)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(
@@ -171,7 +163,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         return 1 if len(self.classes_) == 2 else len(self.classes_)
 
     def _make_criterion(self, codes, weight):
-        return _BinaryLogitLoss() if len(self.classes_) == 2 else _CrossEntropyLoss()
+        return _LogLoss()
 
     def _output_bias(self, codes, weight):
         # The training rows' class frequencies, smoothed by one row per class.
@@ -247,23 +239,11 @@ class CRClassifier(ClassifierMixin, BaseCR):
             return logp[:, 1] - logp[:, 0] if out.shape[2] == 1 else logp
         return out[:, 0] if out.shape[1] == 1 else out
 
-    @staticmethod
-    def _log_proba_of(out):
-        """Log class probabilities of network outputs (a leading member axis kept)."""
-        out = torch.as_tensor(out)
+    def _log_proba_of(self, outputs):
+        out = torch.as_tensor(outputs)
         if out.shape[-1] == 1:
             return torch.nn.functional.logsigmoid(torch.cat([-out, out], dim=-1))
         return torch.log_softmax(out, dim=-1)
-
-    def _log_proba(self, out):
-        """Log class probabilities of outputs (of ``(M, n, o)``: members averaged)."""
-        logp = self._log_proba_of(out)
-        if out.ndim == 3:
-            logp = torch.logsumexp(logp, dim=0) - math.log(logp.shape[0])
-        return logp.numpy()
-
-    def _member_proba(self, outputs):
-        return np.exp(self._log_proba_of(outputs).numpy())
 
     def _oob_score(self, proba, y_codes):
         return float(np.mean(proba.argmax(axis=1) == y_codes))

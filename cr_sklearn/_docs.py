@@ -54,10 +54,9 @@ stream_rows : int or None
     ``dreg="stream"`` (an unbiased estimate of the batch's penalty);
     ``None``: every row.
 max_iter : int or "auto"
-    Maximum number of epochs (the number of epochs when
-    early stopping is off). ``"auto"`` is 100 epochs, or with
-    ``early_stopping="cv"`` a search budget of 2,000 optimizer steps
-    (``max_iter_`` is the resolved value).
+    Maximum number of epochs (the number of epochs when early stopping is
+    off). ``"auto"`` is 100 epochs, or with ``early_stopping="cv"`` a search
+    budget of 2,000 optimizer steps (``max_iter_`` is the resolved value).
 batch_size : int or "auto"
     Minibatch size; ``"auto"`` is ``min(200, n_samples)``.
 learning_rate_init : float or "auto"
@@ -205,13 +204,11 @@ n_encoded_features_ : int or None
     Columns of the input encoding, which the first layer reads; ``None``
     without an encoding.
 encoding_bins_ : int or None
-    The bins per column the network was built with (``encoding_bins``
-    resolved).
+    The bins per column the network was built with (``encoding_bins`` resolved).
 dropout_ : float
     The dropout rate the network was built with (``dropout`` resolved).
 n_members_ : int
-    The members the network was built with (``n_members`` resolved; 1:
-    one network).
+    The members the network was built with (``n_members`` resolved; 1: one network).
 input_distance_quantiles_ : ndarray of shape (101,)
     Percentiles 0..100 of the training samples' :meth:`input_distance`.
 net_ : skorch.NeuralNet
@@ -268,7 +265,7 @@ def _default(value):
 
 
 def _block(entries, indent):
-    return textwrap.indent("\n".join(entries), indent).lstrip()
+    return textwrap.indent("\n".join(entries), indent) + "\n"
 
 
 def fill_docstring(cls):
@@ -283,7 +280,7 @@ def fill_docstring(cls):
     parts = re.split(r"^ *%\((parameters|attributes)\)s\n", doc, flags=re.M)
     # parts: [intro + own parameters, "parameters", own attributes before the
     # marker..., "attributes", rest]; own entries are those between the
-    # section's underline and its marker.
+    # section's underline and its marker, and the shared ones replace the names.
     own_parameters = _entries(parts[0].rsplit("----------\n", 1)[1])
     own_attributes = _entries(parts[2].rsplit("----------\n", 1)[1])
     parts[0] = parts[0].rsplit("----------\n", 1)[0] + "----------\n"
@@ -309,17 +306,9 @@ def fill_docstring(cls):
             order.insert(order.index(previous) + 1 if previous else 0, name)
         attributes[name] = entry
         previous = name
-    cls.__doc__ = (
-        parts[0]
-        + indent
-        + _block(parameters, indent)
-        + "\n"
-        + parts[2]
-        + indent
-        + _block([attributes[n] for n in order], indent)
-        + "\n"
-        + parts[4]
-    )
+    parts[1] = _block(parameters, indent)
+    parts[3] = _block([attributes[name] for name in order], indent)
+    cls.__doc__ = "".join(parts)
     return fill_methods(cls)
 
 

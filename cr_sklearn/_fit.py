@@ -35,8 +35,6 @@ from ._utils import (
 
 __all__ = []
 
-# Fitted attributes of one fit that a later fit may not set: a new fit drops them.
-_MEMBER_ATTRIBUTES = ("oob_score_", "oob_decision_function_")
 NO_PARTIAL_FIT = (
     "partial_fit is not available on cross-fitted members (n_members > 1, or "
     "'auto' from 1,000 rows): each member trains on "
@@ -104,7 +102,8 @@ class Fit:
             est._seed = int(rng.randint(np.iinfo(np.int32).max))
             est.device_ = resolve_device(est.device)
             est._n_fit_calls = 0
-            for name in _MEMBER_ATTRIBUTES:
+            # Attributes a later fit may not set: a new fit drops them.
+            for name in ("oob_score_", "oob_decision_function_"):
                 est.__dict__.pop(name, None)
         seed = est._seed + est._n_fit_calls
         est._n_fit_calls += 1
@@ -190,9 +189,8 @@ class Fit:
                 "the sum of their penalties. Use dreg, or n_members=1."
             )
         # partial_fit does not exist on members (partial_fit_available).
-        if not (members or (fitted and getattr(est.module_, "n_members", None))):
-            return
-        if fitted and est.warm_start:
+        built_members = fitted and getattr(est.module_, "n_members", None)
+        if fitted and est.warm_start and (members or built_members):
             raise ValueError(
                 "warm_start=True is not available with n_members > 1 (or on a "
                 "fitted member model): the folds belong to the data of the fit "
@@ -205,12 +203,9 @@ class Fit:
     def _rows(plan, codes, weight, seed):
         if plan.n_members > 1:
             return member_rows("folds", codes, weight, seed, n_members=plan.n_members)
-        if plan.stopping != "hold-out":
-            return member_rows("all", codes, weight, seed)
+        kind = "hold-out" if plan.stopping == "hold-out" else "all"
         fraction = plan.validation_fraction
-        return member_rows(
-            "hold-out", codes, weight, seed, validation_fraction=fraction
-        )
+        return member_rows(kind, codes, weight, seed, validation_fraction=fraction)
 
     def _new_network(self, plan, X, codes, rows):
         """The float64 network a fresh fit starts from.
@@ -233,14 +228,16 @@ class Fit:
         )
         plan.check_size(transform.width)
         members = plan.n_members if plan.n_members > 1 else None
-        network = _networks.fitted_network(plan, transform, members)
+        network = _networks.build(
+            plan, transform.n_features, encoded=transform.n_encoded, n_members=members
+        )
+        network = transform.install(network).eval()
         est.n_encoded_features_ = transform.n_encoded
         if plan.spectral_norm:
             return network
         with torch.no_grad():
             network.output.weight.zero_()
-            for m in range(rows.n_members):
-                keep = rows.train[:, m] > 0
+            for m, keep in enumerate((rows.train > 0).T):
                 bias = est._output_bias(codes[keep], rows.raw[keep])
                 if bias is not None:
                     target = network.output.bias
@@ -271,7 +268,18 @@ class Fit:
                 )
         else:
             stopping = self._stopping(plan, H, y, rows)
-        net = self._net(plan, layers, codes, rows, stopping)
+        criteria = [
+            est._make_criterion(codes[keep], rows.raw[keep])
+            for keep in (rows.train > 0).T
+        ]
+        net = _make_net(
+            plan,
+            layers,
+            criteria,
+            stopping=stopping,
+            user_callbacks=est.callbacks,
+            note=_penalty_note(plan),
+        )
         train(net, self._dataset(H, y, rows), epochs, **warm)
         return net, plan, cv_curve
 
@@ -304,11 +312,9 @@ class Fit:
     def _held(H, y, rows):
         """``(X, y, weights (M, n))`` of the rows some member is validated on."""
         held = np.flatnonzero(rows.held.max(axis=1) > 0)
+        weight = torch.as_tensor(rows.held[held].T, dtype=torch.float64)
         idx = torch.as_tensor(held, device=H.device)
-        weight = torch.as_tensor(
-            rows.held[held].T, dtype=torch.float64, device=H.device
-        )
-        return H[idx], y[idx], weight
+        return H[idx], y[idx], weight.to(H.device)
 
     def _stopping(self, plan, H, y, rows):
         """The held-out validation callback (``None``: no held-out rows)."""
@@ -328,22 +334,6 @@ class Fit:
             tol=plan.tol,
             score=score,
             sink=print if rows.n_members == 1 else None,
-        )
-
-    def _net(self, plan, layers, codes, rows, stopping):
-        """The skorch net that trains ``layers``, one criterion per member."""
-        est = self.est
-        criteria = [
-            est._make_criterion(codes[keep], rows.raw[keep])
-            for keep in (rows.train > 0).T
-        ]
-        return _make_net(
-            plan,
-            layers,
-            criteria,
-            stopping=stopping,
-            user_callbacks=est.callbacks,
-            note=_penalty_note(plan),
         )
 
     @staticmethod
@@ -446,10 +436,9 @@ class Fit:
         """A ``ConvergenceWarning`` when training stopped while still improving.
 
         With early stopping: the chosen epoch is among the last
-        ``n_iter_no_change``. With ``early_stopping=False`` (as
-        ``MLPClassifier`` at ``max_iter``): the training loss of the last
-        ``n_iter_no_change`` epochs still fell by more than ``tol`` (relative)
-        an epoch. ``early_stopping="auto"``'s budget is tuned, not cut short.
+        ``n_iter_no_change``; with ``early_stopping=False`` (as
+        ``MLPClassifier``): the training loss still fell by more than ``tol``
+        (relative) an epoch. ``"auto"``'s fixed budget is tuned, not cut short.
         """
         est = self.est
         start = est.net_.rows_at_train_begin_
@@ -470,10 +459,8 @@ class Fit:
                     stacklevel=find_stacklevel(),
                 )
             return
-        if est.best_epoch_ is None:
-            return
-        best = est.best_epoch_ - start
-        if best <= plan.max_epochs - patience:
+        best = None if est.best_epoch_ is None else est.best_epoch_ - start
+        if best is None or best <= plan.max_epochs - patience:
             return
         if plan.n_members > 1:
             chosen = "the latest member's best out-of-fold epoch"

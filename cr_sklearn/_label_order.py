@@ -1,6 +1,7 @@
 """The order of ordinal labels: given, an ordered Categorical's, or numeric."""
 
 import numbers
+from collections import Counter
 
 import numpy as np
 
@@ -40,15 +41,11 @@ def check_order(order, name):
             f"got {order!r:.200}."
         )
     try:
-        distinct = len(set(labels.tolist()))
+        counts = Counter(labels.tolist())
     except TypeError as exc:
         raise ValueError(f"{name} must hold hashable labels: {exc}.") from None
-    if distinct != len(labels):
-        seen, repeated = set(), []
-        for label in labels.tolist():
-            if label in seen and label not in repeated:
-                repeated.append(label)
-            seen.add(label)
+    repeated = [label for label, count in counts.items() if count > 1]
+    if repeated:
         raise ValueError(
             f"{name} must list each label once (it is their order, lowest "
             f"first); {repeated[:10]} appear more than once."
@@ -69,13 +66,8 @@ def check_known(order, values, *, what, where):
 
 def ranks(order, values):
     """Positions of ``values`` in ``order`` (any order; every value known)."""
-    order = np.asarray(order)
-    lookup = {label: i for i, label in enumerate(order.tolist())}
-    return np.fromiter(
-        (lookup[v] for v in np.asarray(values).tolist()),
-        dtype=np.int64,
-        count=np.asarray(values).size,
-    )
+    lookup = {label: i for i, label in enumerate(np.asarray(order).tolist())}
+    return np.array([lookup[v] for v in np.asarray(values).tolist()], dtype=np.int64)
 
 
 def no_order_error(values, *, who, param):

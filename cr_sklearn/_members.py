@@ -10,10 +10,8 @@ is, its out-of-fold rows; each member's training weights have mean 1 over
 the rows, so its data loss is the weighted batch mean a single fit has, and
 the training loss is the sum of the members' (they share no parameter).
 
-:class:`MemberStopping` records each member's held-out loss per epoch and
-keeps each member's best epoch (``"per-member"``) or one epoch for all
-(``"pooled"``). The one-network layout (no member axis) is the case
-``M = 1`` throughout: its outputs are read with a member axis of one.
+The one-network layout (no member axis) is the case ``M = 1`` throughout:
+its outputs are read with a member axis of one.
 """
 
 import copy
@@ -36,17 +34,10 @@ _EVAL_ROWS = 4096
 
 def snapshot(net):
     """A copy of the model's tensors (module and criterion)."""
+    parts = {"module": net.module_, "criterion": net.criterion_}
     return {
-        part: {k: v.detach().clone() for k, v in state.items()}
-        for part, state in model_state(net).items()
-    }
-
-
-def model_state(net):
-    """The live state dicts of the net's module and criterion (not copies)."""
-    return {
-        "module": net.module_.state_dict(),
-        "criterion": net.criterion_.state_dict(),
+        part: {k: v.detach().clone() for k, v in obj.state_dict().items()}
+        for part, obj in parts.items()
     }
 
 
@@ -115,9 +106,8 @@ class MemberRows:
 
 
 def _normalised(train, n_members):
-    # Mean 1 over the rows that train some member: each member's data loss
-    # is the weighted batch mean of a single fit, and a weight equals a
-    # repetition (rows of weight 0 are left out, as if removed).
+    # Mean 1 over the rows that train some member: a weight is a repetition
+    # (rows of weight 0 are left out, as if removed).
     used = train.max(axis=1) > 0
     means = train[used].mean(axis=0) if used.any() else np.zeros(train.shape[1])
     if not np.all(means > 0):
@@ -144,20 +134,17 @@ def member_rows(kind, y_codes, raw, seed, *, n_members=1, validation_fraction=0.
     weight = raw / raw.max()
     if kind == "all":
         return MemberRows(_normalised(weight[:, None], 1), raw=raw)
+    fold = None
     if kind == "hold-out":
         train_idx, _ = validation_split(y_codes, validation_fraction, seed)
         inside = np.zeros((n, 1), dtype=bool)
         inside[train_idx] = True
-        return MemberRows(
-            _normalised(weight[:, None] * inside, 1),
-            weight[:, None] * ~inside,
-            raw=raw,
-        )
-    fold = member_folds(y_codes, n_members, seed)
-    inside = fold[:, None] != np.arange(n_members)[None, :]
+    else:
+        fold = member_folds(y_codes, n_members, seed)
+        inside = fold[:, None] != np.arange(n_members)[None, :]
     train = _normalised(weight[:, None] * inside, n_members)
     held = weight[:, None] * ~inside
-    if not np.all(held.sum(axis=0) > 0):
+    if fold is not None and not np.all(held.sum(axis=0) > 0):
         raise ValueError(
             "Every member needs held-out rows of positive weight to choose "
             "its stopping epoch: a fold has only rows of sample_weight 0."
@@ -331,10 +318,10 @@ def merge_member_states(net, states):
     merged_module = (
         type(net.module_).stack(singles).to(next(net.module_.parameters()).device)
     )
-    merged = {"module": merged_module.state_dict(), "criterion": {}}
-    for m, state in enumerate(states):
-        prefix = f"members.{m}."
-        for key, value in state["criterion"].items():
-            if key.startswith(prefix):
-                merged["criterion"][key] = value
-    return merged
+    criterion = {
+        key: value
+        for m, state in enumerate(states)
+        for key, value in state["criterion"].items()
+        if key.startswith(f"members.{m}.")
+    }
+    return {"module": merged_module.state_dict(), "criterion": criterion}

@@ -47,17 +47,9 @@ def build(plan, n_inputs, *, encoded=None, n_members=None, dtype=torch.float64):
         # The encoding acts as fixed features: DREG differentiates by the
         # encoded columns the first layer reads.
         stream_space="encoded",
-        **({} if n_members is None else {"n_members": n_members}),
+        n_members=n_members,
     )
     return network.to(dtype)
-
-
-def fitted_network(plan, transform, n_members=None):
-    """An untrained float64 network with ``transform`` installed, in eval mode."""
-    network = build(
-        plan, transform.n_features, encoded=transform.n_encoded, n_members=n_members
-    )
-    return transform.install(network).eval()
 
 
 def training_layers(network, dtype):
@@ -71,12 +63,9 @@ def training_layers(network, dtype):
         **network._config,
         "n_features": network.input_width,
         "encoded_features": None,
+        "n_members": network.n_members,
     }
-    members = getattr(network, "n_members", None)
-    layers = type(network)(
-        **config, **({} if members is None else {"n_members": members})
-    )
-    layers = layers.to(dtype)
+    layers = type(network)(**config).to(dtype)
     state = layers.state_dict()
     for key, value in network.state_dict().items():
         if not _is_transform(key):

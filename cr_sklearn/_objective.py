@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ._plan import stream_rule
 from .nn import PENALTIES, input_gradient_penalty, random_directions
 
 __all__ = []
@@ -96,26 +97,16 @@ class TrainingObjective:
 
         ``stream_width``: the columns the stream differentiates by.
         """
-        return cls.from_params(
-            dreg=plan.dreg,
-            dreg_lambda=plan.dreg_lambda,
-            igpen_lambda=plan.igpen_lambda,
-            directions=plan.stream(stream_width),
-            stream_rows=plan.stream_rows,
-        )
-
-    @classmethod
-    def from_params(cls, *, dreg, dreg_lambda, igpen_lambda, directions, stream_rows):
-        """The objective the estimator's parameters describe."""
-        penalty = None if dreg is None or dreg_lambda == 0 else PENALTIES[dreg]
-        needs_stream = penalty is not None and penalty.needs == "stream"
+        dreg = None if plan.dreg is None or plan.dreg_lambda == 0 else plan.dreg
+        stream = StreamPlan()
+        if dreg == "stream":
+            directions = stream_rule(plan.n_projections, stream_width)
+            stream = StreamPlan(directions, plan.stream_rows)
         return cls(
-            dreg=None if penalty is None else dreg,
-            dreg_lambda=float(dreg_lambda) if penalty is not None else 0.0,
-            igpen_lambda=float(igpen_lambda),
-            stream=StreamPlan(directions, stream_rows if needs_stream else None)
-            if needs_stream
-            else StreamPlan(),
+            dreg=dreg,
+            dreg_lambda=0.0 if dreg is None else float(plan.dreg_lambda),
+            igpen_lambda=float(plan.igpen_lambda),
+            stream=stream,
         )
 
     @property

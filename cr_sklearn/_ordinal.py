@@ -1,7 +1,5 @@
 """CROrdinalRegressor: ordinal regression on a polynomial-DREG network."""
 
-from typing import NamedTuple
-
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin, _fit_context
@@ -22,34 +20,25 @@ from .nn.ordinal import ORDINAL_HEADS, cumulative_link_log_proba
 
 __all__ = ["CROrdinalRegressor"]
 
+# The orders a fit call may be given, as errors name them: the keys of the
+# ``{what: order or None}`` that fit and partial_fit pass as ``classes``.
+_PARAMETER = "the classes parameter"
+_PARTIAL_FIT = "the classes passed to partial_fit"
+_CATEGORIES = "the categories of the ordered Categorical y"
+
 
 def _median_codes(cumulative):
-    """First ``k`` with ``cumulative[:, k] >= 0.5`` (numpy array or tensor).
+    """First ``k`` with ``cumulative[:, k] >= 0.5``, else the last class.
 
-    The rows are non-decreasing, so that index is the count of entries
-    below 0.5; the last class is the answer when no entry reaches it.
+    As the rows are non-decreasing, the count of entries below 0.5.
     """
     return (cumulative < 0.5).sum(1)
-
-
-class _GivenOrder(NamedTuple):
-    """The orders a fit call was given: ``partial_fit``'s and ``y``'s."""
-
-    classes: object  # partial_fit(classes=...), or None
-    categories: object  # an ordered Categorical y's categories, or None
-
-    def named(self):
-        """``(what, order)`` pairs, ``what`` as errors name the order."""
-        return (
-            ("the classes passed to partial_fit", self.classes),
-            ("the categories of the ordered Categorical y", self.categories),
-        )
 
 
 def _check_agree(named, reference, against, advice=""):
     """Raise unless each order of ``named`` that is given equals ``reference``."""
     reference = np.asarray(reference).tolist()
-    for what, order in named:
+    for what, order in named.items():
         if order is not None and np.asarray(order).tolist() != reference:
             raise ValueError(
                 f"{what[0].upper()}{what[1:]}, "
@@ -303,14 +292,19 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
 
     # -- BaseCR hooks ------------------------------------------------------
     def _encode_targets(self, y, *, reset, classes=None):
-        given = _GivenOrder(None, None) if classes is None else classes
+        given = classes or {}
         order = self.classes if reset else self.classes_
         if not _ordered_by(order, y):
             _check_targets(y)
         if reset:
             self.classes_ = self._label_order(y, given)
-        else:
-            self._check_same_order(given)
+        else:  # a warm start keeps classes_: any order passed must equal it
+            _check_agree(
+                {_PARAMETER: self.classes, **given},
+                self.classes_,
+                "the fitted classes_",
+                " Fit anew (warm_start=False) to change them.",
+            )
             check_known(self.classes_, y, what="y", where="the fitted classes_")
         return ranks(self.classes_, y)
 
@@ -330,14 +324,14 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         """
         if self.classes is not None:
             order = check_order(self.classes, "classes")
-            where = "the classes parameter"
-            _check_agree(given.named(), order, where)
-        elif given.classes is not None:
-            order = check_order(given.classes, "classes")
-            where = "the classes passed to partial_fit"
-        elif given.categories is not None:
-            order = given.categories
-            where = "the categories of the ordered Categorical y"
+            where = _PARAMETER
+            _check_agree(given, order, where)
+        elif given.get(_PARTIAL_FIT) is not None:
+            order = check_order(given[_PARTIAL_FIT], "classes")
+            where = _PARTIAL_FIT
+        elif given.get(_CATEGORIES) is not None:
+            where = _CATEGORIES
+            order = given[where]
         elif is_numeric(y):
             order = np.unique(y)
             where = None
@@ -351,15 +345,6 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
                 f"data, but the data contains only one class: {order[0]!r}."
             )
         return order
-
-    def _check_same_order(self, given):
-        """A warm start keeps ``classes_``: any order passed must equal it."""
-        _check_agree(
-            (("the classes parameter", self.classes), *given.named()),
-            self.classes_,
-            "the fitted classes_",
-            " Fit anew (warm_start=False) to change them.",
-        )
 
     def _n_outputs(self):
         return 1
@@ -402,7 +387,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         self : CROrdinalRegressor
             The fitted estimator.
         """
-        given = _GivenOrder(None, categorical_order(y))
+        given = {_CATEGORIES: categorical_order(y)}
         return self._fit(X, y, sample_weight, classes=given)
 
     @partial_fit_method
@@ -428,8 +413,8 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
 
         %(partial_fit_notes)s
         """
-        given = _GivenOrder(classes, categorical_order(y))
-        unordered = given.classes is None and given.categories is None
+        given = {_PARTIAL_FIT: classes, _CATEGORIES: categorical_order(y)}
+        unordered = all(order is None for order in given.values())
         if not hasattr(self, "net_") and unordered and self.classes is None:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit: every "
@@ -495,17 +480,14 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         cum = 1.0 / (1.0 + np.exp(-(cut - eta[..., None])))
         return cum.mean(axis=0) if eta.ndim == 2 else cum
 
-    def _log_proba_of(self, eta):
-        """Log class probabilities of latent scores (a member axis kept)."""
-        eta, cut = torch.as_tensor(eta), torch.as_tensor(self.cutpoints_)
+    def _log_proba_of(self, outputs):
+        eta = torch.as_tensor(np.asarray(outputs)[..., 0])
+        cut = torch.as_tensor(self.cutpoints_)
         if eta.dim() == 1:
             return cumulative_link_log_proba(eta, cut)
         return torch.stack(
             [cumulative_link_log_proba(e, c) for e, c in zip(eta, cut, strict=True)]
         )
-
-    def _member_proba(self, outputs):
-        return np.exp(self._log_proba_of(np.asarray(outputs)[..., 0]).numpy())
 
     def _codes_from_proba(self, proba):
         if self.prediction == "median":
@@ -543,11 +525,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the latent score and the cut-points.
         """
-        eta = self._latent(X)
-        logp = self._log_proba_of(eta)
-        if eta.ndim == 2:
-            return (torch.logsumexp(logp, dim=0) - np.log(len(eta))).numpy()
-        return logp.numpy()
+        return self._log_proba(self._outputs(self._check_X(X)))
 
     def predict(self, X):
         """Median (default) or most probable label, as set by ``prediction``.

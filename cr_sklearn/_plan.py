@@ -24,10 +24,8 @@ __all__ = []
 
 # -- the rules: "auto" values as functions of the data's shape -----------------
 
-#: ``encoding_bins="auto"``: the estimator's quantile bins per column below
-#: and from ``AUTO_LARGE_SAMPLES`` training rows (``_auto_encoding_bins``), up
-#: to this many input columns; wider inputs (sentence embeddings) are not
-#: encoded.
+#: ``encoding_bins="auto"`` encodes up to this many input columns; wider
+#: inputs (sentence embeddings) are not encoded.
 AUTO_ENCODING_MAX_FEATURES = 100
 #: ``n_members="auto"``: this many cross-fitted members from
 #: ``AUTO_LARGE_SAMPLES`` training rows, one network below
@@ -177,11 +175,6 @@ def threads_rule(n_threads, n_features, hidden, n_outputs, batch_size, n_members
     if batch_size * weights * n_members < AUTO_THREADS_MIN_MACS:
         return 1
     return min(usable_cpus(), AUTO_THREADS_MAX)
-
-
-def steps_per_epoch(n_samples, batch_size):
-    """Optimizer steps in one epoch over ``n_samples`` rows."""
-    return max(1, math.ceil(n_samples / batch_size))
 
 
 def network_parameters(architecture, n_inputs, hidden, n_outputs, poly, degree):
@@ -340,19 +333,11 @@ class FitPlan:
             return self.n_members
         return CV_FOLDS if self.stopping == "cv" else 1
 
-    def stream(self, n_columns):
-        """The stream's directions for ``n_columns`` stream columns, or ``None``."""
-        if self.dreg != "stream" or self.dreg_lambda == 0:
-            return None
-        return stream_rule(self.n_projections, n_columns)
-
     def continuing(self, built, params):
-        """This plan for a fit that continues the network ``built`` with.
+        """This plan for a fit continuing a network (``built``: its network values).
 
-        ``built``: :meth:`network_values` of the plan that built it;
-        ``params``: the estimator's. An ``"auto"`` in
-        :data:`AUTO_NETWORK_FIELDS` keeps its value of then, so that a warm
-        start or ``partial_fit`` on a different number of rows continues it.
+        An ``"auto"`` in ``params`` (the estimator's) for a field of
+        :data:`AUTO_NETWORK_FIELDS` keeps the value the network was built with.
         """
         kept = {
             name: built[name]
@@ -377,13 +362,9 @@ class FitPlan:
                     "rebuild the network."
                 )
 
-    def check_size(self, n_inputs, n_members=None):
-        """Raise before building networks of over ``MAX_NETWORK_PARAMETERS``.
-
-        Counts every member (``n_members``, default the plan's members or
-        folds): the folds of ``early_stopping="cv"`` are built at once.
-        """
-        members = self.cv_folds if n_members is None else n_members
+    def check_size(self, n_inputs):
+        """Raise before building networks of over ``MAX_NETWORK_PARAMETERS``."""
+        members = self.cv_folds
         one = network_parameters(
             self.architecture,
             int(n_inputs),
@@ -437,8 +418,8 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
     train_rows = n_samples
     if stopping == "hold-out":
         train_rows = n_samples - int(np.ceil(params["validation_fraction"] * n_samples))
-    batch = batch_size_rule(params["batch_size"], max(1, train_rows))
-    steps = steps_per_epoch(max(1, train_rows), batch)
+    batch = batch_size_rule(params["batch_size"], train_rows)
+    steps = max(1, math.ceil(train_rows / batch))
     k = params["n_projections"]
     if not isinstance(k, str) and k > n_features:
         warnings.warn(
@@ -448,6 +429,9 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
             UserWarning,
             stacklevel=find_stacklevel(),
         )
+    # Threads by the batch over every row (the folds' and the members'), as
+    # the step that costs the most.
+    full_batch = batch_size_rule(params["batch_size"], n_samples)
     return FitPlan(
         n_samples=int(n_samples),
         n_features=int(n_features),
@@ -479,15 +463,8 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
         igpen_lambda=float(params["igpen_lambda"]),
         n_projections=k,
         stream_rows=params["stream_rows"],
-        # By the batch over every row (the folds' and the members'), as the
-        # step that costs the most.
         n_threads=threads_rule(
-            params["n_threads"],
-            n_features,
-            hidden,
-            n_outputs,
-            batch_size_rule(params["batch_size"], n_samples),
-            n_members,
+            params["n_threads"], n_features, hidden, n_outputs, full_batch, n_members
         ),
         verbose=int(params["verbose"]),
     )

@@ -81,20 +81,10 @@ def chunks(n_rows, per_row):
         yield slice(start, start + size)
 
 
-def _as_tensor(rows, device):
-    # A view of X where numpy allows it: the network does not write to it.
-    t = torch.from_numpy(rows) if rows.flags.writeable else torch.tensor(rows)
-    return t.to(device)
-
-
 def max_width(module):
     """The widest layer of a fitted network (sets the chunk size)."""
-    return max(
-        *module.hidden_layer_sizes,
-        module.n_outputs,
-        module.n_features,
-        module.input_width,
-    )
+    sizes = (module.n_outputs, module.n_features, module.input_width)
+    return max(*module.hidden_layer_sizes, *sizes)
 
 
 def outputs(module, X, *, device, path="folded", layers=None):
@@ -106,6 +96,8 @@ def outputs(module, X, *, device, path="folded", layers=None):
     """
     width = max_width(module)
     X = np.ascontiguousarray(X, dtype=np.float64)
+    # A view of X where numpy allows it: the network does not write to it.
+    as_tensor = torch.from_numpy if X.flags.writeable else torch.tensor
     n_members = getattr(module, "n_members", None)
     shape = (X.shape[0], module.n_outputs)
     if n_members is not None:
@@ -125,7 +117,7 @@ def outputs(module, X, *, device, path="folded", layers=None):
                 return layers(module.transform_input(x).to(dtype)).double()
 
         for sl in chunks(X.shape[0], width * (n_members or 1)):
-            out[..., sl, :] = forward(_as_tensor(X[sl], device)).cpu().numpy()
+            out[..., sl, :] = forward(as_tensor(X[sl]).to(device)).cpu().numpy()
     flat = out if n_members is None else out.transpose(1, 0, 2).reshape(len(X), -1)
     check_finite_rows(flat, "network output")
     return out
@@ -180,13 +172,8 @@ def contract_rows(n_samples):
 
 def training_outputs(layers, H):
     """The training forward: ``layers`` in eval mode on their training inputs."""
-    was_training = layers.training
-    layers.eval()
-    try:
-        with torch.no_grad():
-            return layers(H).double().cpu().numpy()
-    finally:
-        layers.train(was_training)
+    with inference_context(layers):
+        return layers(H).double().cpu().numpy()
 
 
 def contract_path(module, layers, X, H, proba, *, device):

@@ -59,23 +59,17 @@ def _update_stream(estimator, X, seed):
     return sample, mean, np.sqrt(m2 / (count + n))
 
 
-def _reset_stream(estimator):
-    for name in STREAM_ATTRIBUTES:
-        if hasattr(estimator, name):
-            delattr(estimator, name)
-
-
 def set_summaries(estimator, X, *, incremental, seed):
     """Set the ``gradient_norm_*`` and ``input_*`` summaries of the training ``X``."""
     X64 = np.asarray(X, dtype=np.float64)
     if incremental:
         rows, mean, scale = _update_stream(estimator, X64, seed)
         # Spread within the rounding error of the mean is no spread.
-        scale = np.array(scale, dtype=np.float64)
         constant = is_constant(scale**2, mean, estimator._stream_count)
         scale[constant | ~(scale > 0)] = 1.0
     else:
-        _reset_stream(estimator)
+        for name in STREAM_ATTRIBUTES:
+            estimator.__dict__.pop(name, None)
         rows = X64
         mean, scale = mean_and_scale(X64)
     estimator.input_mean_ = mean

@@ -120,8 +120,7 @@ class CRNet(NeuralNet):
         self.stop_requested_ = True
 
     def infer(self, x, **fit_params):
-        X = x["X"] if isinstance(x, dict) else x
-        X = X.to(self.device)
+        X = (x["X"] if isinstance(x, dict) else x).to(self.device)
         if not self.module_.training:
             return self.module_(X)
         weight = x.get("sample_weight") if isinstance(x, dict) else None
@@ -228,9 +227,8 @@ class StopRequests(Callback):
             raise KeyboardInterrupt
 
 
-def callbacks(plan, stopping, *, quiet, user, note):
+def callbacks(stopping, verbose, user, note):
     """The callbacks of a training run, in the order they run."""
-    verbose = 0 if quiet else plan.verbose
     found = [("penalty", PassthroughScoring(name="penalty", on_train=True))]
     # The held-out loss first: the guard reads it.
     if stopping is not None:
@@ -241,9 +239,7 @@ def callbacks(plan, stopping, *, quiet, user, note):
         found.append(("training_output", TrainingOutput(note)))
         if verbose >= 2:
             found.append(("progress_bar", EpochProgressBar()))
-    # Internal runs (the folds that choose the epoch count) stay silent and
-    # leave the user's callbacks to the fit that is returned.
-    for i, cb in enumerate([] if quiet else user or []):
+    for i, cb in enumerate(user or []):
         found.append(cb if isinstance(cb, tuple) else (f"user_{i}", cb))
     found.append(("stop", StopRequests()))
     return found
@@ -275,7 +271,10 @@ def make_net(
     dtype = next(module.parameters()).dtype
     # The loss's own parameters (ordinal cut-points) train in the same dtype.
     criterion = criterion.to(dtype)
+    # Internal runs (the folds that choose the epoch count) stay silent and
+    # leave the user's callbacks to the fit that is returned.
     verbose = 0 if quiet else plan.verbose
+    user = None if quiet else user_callbacks
     net = CRNet(
         module=module,
         criterion=criterion,
@@ -302,9 +301,7 @@ def make_net(
         iterator_valid=BatchLoader,
         iterator_train__shuffle=True,
         train_split=None,
-        callbacks=callbacks(
-            plan, stopping, quiet=quiet, user=user_callbacks, note=note
-        ),
+        callbacks=callbacks(stopping, verbose, user, note),
         device=plan.device,
         verbose=verbose,
         objective=objective,
@@ -327,18 +324,6 @@ def optimizer_moments(net):
     }
 
 
-def load_moments(net, moments):
-    """Give ``net``'s parameters the moments of the same-named ones.
-
-    By name, not by position: the learning rate, the weight decay and its
-    parameter groups are the current parameters', only the moments carry
-    over.
-    """
-    for name, p in net.get_all_learnable_params():
-        if name in moments:
-            net.optimizer_.state[p] = _copied(moments[name])
-
-
 def train(net, dataset, epochs, *, history=None, moments=None):
     """Train ``net`` for at most ``epochs`` epochs on ``dataset``; return it.
 
@@ -353,7 +338,11 @@ def train(net, dataset, epochs, *, history=None, moments=None):
     if history is not None:
         net.history = History(history)
     if moments is not None:
-        load_moments(net, moments)
+        # By name: the learning rate, the weight decay and its parameter
+        # groups are the current parameters', only the moments carry over.
+        for name, p in net.get_all_learnable_params():
+            if name in moments:
+                net.optimizer_.state[p] = _copied(moments[name])
     net.stop_requested_ = False
     start = len(net.history)
     net.rows_at_train_begin_ = start

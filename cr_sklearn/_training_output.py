@@ -37,11 +37,6 @@ def print_table_line(text):
     print(text, file=stream, flush=True)
 
 
-def print_note(text):
-    """A note about the table, on standard error: stdout keeps the table alone."""
-    print(text, file=sys.stderr, flush=True)
-
-
 class TrainingOutput(Callback):
     """Set up the epoch table when training starts (``verbose >= 1``).
 
@@ -61,7 +56,8 @@ class TrainingOutput(Callback):
             log.sink = print_table_line
         if self.note:
             sys.stdout.flush()
-            print_note(self.note)
+            # On standard error: standard output keeps the table alone.
+            print(self.note, file=sys.stderr, flush=True)
 
 
 class EpochProgressBar(ProgressBar):

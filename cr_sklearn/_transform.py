@@ -39,24 +39,11 @@ def is_constant(variance, mean, n_samples):
 
 
 def mean_and_scale(X, sample_weight=None, *, constant=False):
-    """Weighted column means and standard deviations, 1 where constant.
+    """Weighted float64 column means and standard deviations of finite ``X``.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Finite rows.
-    sample_weight : ndarray of shape (n_samples,), default=None
-        Non-negative weights with a positive sum.
-    constant : bool, default=False
-        Also return which columns have no spread.
-
-    Returns
-    -------
-    mean, scale : ndarray of shape (n_features,)
-        float64; ``scale`` is positive, 1 for columns without spread (as
-        :class:`~sklearn.preprocessing.StandardScaler` leaves them).
-    no_spread : ndarray of bool, shape (n_features,)
-        With ``constant=True``: the columns without spread.
+    ``sample_weight``: non-negative, with a positive sum. The scale is 1 for
+    columns without spread (as :class:`~sklearn.preprocessing.StandardScaler`
+    leaves them), whose mask is returned third with ``constant=True``.
     """
     X = np.asarray(X, dtype=np.float64)
     if sample_weight is None:
@@ -138,10 +125,9 @@ class InputTransform:
             X, weight = X[keep], np.asarray(sample_weight, dtype=np.float64)[keep]
             if np.all(weight == weight[0]):
                 weight = None
-        d = X.shape[1]
         mean, scale, no_spread = mean_and_scale(X, weight, constant=True)
         if not standardize:
-            mean, scale = np.zeros(d), np.ones(d)
+            mean, scale = np.zeros_like(mean), np.ones_like(scale)
         transform = cls(mean, scale)
         if bins is None:
             return transform
@@ -153,7 +139,8 @@ class InputTransform:
             None if e is None or flat else np.asarray(e, np.float64)
             for e, flat in zip(edges, no_spread, strict=True)
         ]
-        encoding = transform._encoding()
+        encoding = PiecewiseLinearEncoding(len(mean), transform.n_encoded).double()
+        encoding.set_edges(transform.edges)
         ramp_mean, ramp_scale = _ramp_moments(encoding, H, weight)
         copies = ~encoding.ramp.numpy()
         ramp_mean[copies], ramp_scale[copies] = 0.0, 1.0
@@ -174,13 +161,6 @@ class InputTransform:
     def width(self):
         """Columns of the output: the encoded ones, else the input's."""
         return self.n_features if self.edges is None else self.n_encoded
-
-    def _encoding(self):
-        encoding = PiecewiseLinearEncoding(self.n_features, self.n_encoded).double()
-        encoding.set_edges(self.edges)
-        if self.ramp_mean is not None:
-            encoding.set_ramp_scaling(self.ramp_mean, self.ramp_scale)
-        return encoding
 
     def install(self, network):
         """Set ``network``'s standardisation and encoding to this transform."""

@@ -74,7 +74,6 @@ def _float64_copies(estimator):
 
 def _data_loss(estimator, X, y):
     """Weighted mean data loss (no penalty), in float64, of a fitted estimator."""
-    check_is_fitted(estimator, "module_")
     module, criterion = _float64_copies(estimator)
     with torch.no_grad():
         data = estimator._training_data(X, y)
@@ -253,41 +252,12 @@ def _estimator_has(attr):
     return lambda self: hasattr(getattr(self, "estimator_", self.estimator), attr)
 
 
-# DepthGrowth's methods of ``X`` alone: their summary and Returns entry.
-_DELEGATED = {
-    "predict": (
-        "Predict with the selected model.",
-        "y_pred : ndarray of shape (n_samples,)\n    Predicted targets.",
-    ),
-    "predict_proba": (
-        "Class probabilities of the selected model.",
-        "proba : ndarray of shape (n_samples, n_classes)\n"
-        "    Columns follow ``classes_``.",
-    ),
-    "predict_log_proba": (
-        "Log class probabilities of the selected model.",
-        "log_proba : ndarray of shape (n_samples, n_classes)\n"
-        "    Columns follow ``classes_``.",
-    ),
-    "decision_function": (
-        "Decision function of the selected model.",
-        "scores : ndarray\n    As the wrapped estimator's ``decision_function``.",
-    ),
-    "jacobian": (
-        "Input Jacobian of the selected model's output.",
-        "jacobian : ndarray of shape (n_samples, n_outputs, n_features)\n"
-        "    ``d decision_function / d X`` per sample.",
-    ),
-}
-
-
-def _delegated(method):
+def _delegated(method, summary, returns):
     """``DepthGrowth.<method>(X)``: the selected model's, where it has one."""
 
     def delegate(self, X):
         return self._delegate(method, X)
 
-    summary, returns = _DELEGATED[method]
     delegate.__name__ = method
     delegate.__qualname__ = f"DepthGrowth.{method}"
     delegate.__doc__ = f"{summary}\n\n%(Parameters_X_Returns)s\n{returns}\n"
@@ -549,11 +519,34 @@ class DepthGrowth(MetaEstimatorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         return getattr(self.estimator_, method)(X, *args, **kwargs)
 
-    predict = _delegated("predict")
-    predict_proba = _delegated("predict_proba")
-    predict_log_proba = _delegated("predict_log_proba")
-    decision_function = _delegated("decision_function")
-    jacobian = _delegated("jacobian")
+    predict = _delegated(
+        "predict",
+        "Predict with the selected model.",
+        "y_pred : ndarray of shape (n_samples,)\n    Predicted targets.",
+    )
+    predict_proba = _delegated(
+        "predict_proba",
+        "Class probabilities of the selected model.",
+        "proba : ndarray of shape (n_samples, n_classes)\n"
+        "    Columns follow ``classes_``.",
+    )
+    predict_log_proba = _delegated(
+        "predict_log_proba",
+        "Log class probabilities of the selected model.",
+        "log_proba : ndarray of shape (n_samples, n_classes)\n"
+        "    Columns follow ``classes_``.",
+    )
+    decision_function = _delegated(
+        "decision_function",
+        "Decision function of the selected model.",
+        "scores : ndarray\n    As the wrapped estimator's ``decision_function``.",
+    )
+    jacobian = _delegated(
+        "jacobian",
+        "Input Jacobian of the selected model's output.",
+        "jacobian : ndarray of shape (n_samples, n_outputs, n_features)\n"
+        "    ``d decision_function / d X`` per sample.",
+    )
 
     @available_if(_estimator_has("input_gradient_norms"))
     def input_gradient_norms(self, X, *, scale=None):

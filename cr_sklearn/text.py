@@ -78,11 +78,9 @@ def _load_model(model_id, name_or_path, local_only, device):
 @contextlib.contextmanager
 def _quiet_loading():
     """Hide transformers' weight-loading progress bar, then restore the setting."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        yield
-        return
+    # sentence-transformers, loaded before this, requires transformers.
+    from transformers.utils import logging as hf_logging
+
     enabled = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
@@ -95,9 +93,7 @@ def _quiet_loading():
 def _model_dimension(model):
     # Renamed in sentence-transformers 6; older releases have only the long name.
     getter = getattr(model, "get_embedding_dimension", None)
-    if getter is None:
-        getter = model.get_sentence_embedding_dimension
-    return int(getter())
+    return int((getter or model.get_sentence_embedding_dimension)())
 
 
 def _digest(text):
@@ -127,13 +123,12 @@ def _check_texts(X):
             )
         X = X.iloc[:, 0]
     elif hasattr(X, "shape") and hasattr(X, "ndim") and X.ndim != 1:
-        if X.ndim == 2 and X.shape[1] == 1:
-            X = np.asarray(X)[:, 0]
-        else:
+        if X.ndim != 2 or X.shape[1] != 1:
             raise ValueError(
                 "SentenceEmbedder expects one text per sample (1-d input), but "
                 f"got an array of shape {X.shape}."
             )
+        X = np.asarray(X)[:, 0]
     try:
         texts = list(X)
     except TypeError:
@@ -161,17 +156,14 @@ def _check_texts(X):
     return [str(t) for t in texts]
 
 
-def _cache_directory(cache):
-    """The disk-cache folder for ``cache``, or None for no disk cache."""
-    if isinstance(cache, Memory):
-        location = cache.location
-        return None if location is None else Path(os.fspath(location))
-    if isinstance(cache, (str, os.PathLike)):
-        return Path(os.fspath(cache)).expanduser()
-    return None
-
-
-def _shard_folder(directory, store_key):
+def _shard_folder(cache, store_key):
+    """The disk-cache folder of ``store_key`` for ``cache``; None for no disk cache."""
+    if isinstance(cache, Memory) and cache.location is not None:
+        directory = Path(os.fspath(cache.location))
+    elif isinstance(cache, (str, os.PathLike)):
+        directory = Path(os.fspath(cache)).expanduser()
+    else:
+        return None
     model_id, normalize = store_key
     tag = hashlib.sha256(f"{model_id}|normalize={normalize}".encode()).hexdigest()
     return directory / "cr_sklearn_text" / tag[:20]
@@ -362,10 +354,9 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
         model_id = _resolve_model(self.model)[0]
         store_key = (model_id, bool(self.normalize))
         use_cache = self.cache is not False and self.cache is not None
-        directory = _cache_directory(self.cache) if use_cache else None
+        folder = _shard_folder(self.cache, store_key)
         with _LOCK:
-            if directory is not None:
-                folder = _shard_folder(directory, store_key)
+            if folder is not None:
                 _read_shards(folder, store_key)
             store = _STORES.get(store_key, {}) if use_cache else {}
             # Each distinct text not in the cache is encoded once.
@@ -383,7 +374,7 @@ class SentenceEmbedder(TransformerMixin, BaseEstimator):
                 found.update(zip(todo, fresh, strict=True))
                 if use_cache:
                     _store_insert(store_key, list(todo), list(fresh))
-                    if directory is not None:
+                    if folder is not None:
                         _write_shard(folder, list(todo), fresh)
             dim = len(next(iter(found.values())))
             _DIMENSIONS.setdefault(model_id, dim)

@@ -27,10 +27,7 @@ from .residual import ResidualCRNetwork
 #: Network classes by architecture name. Each takes ``(n_features, n_outputs)``
 #: and the keywords ``hidden_layer_sizes``, ``activation``, ``degree``,
 #: ``dropout`` and ``spectral_norm``, and is a :class:`BaseCRNetwork`.
-ARCHITECTURES = {
-    "mlp": CRNetwork,
-    "residual": ResidualCRNetwork,
-}
+ARCHITECTURES = {"mlp": CRNetwork, "residual": ResidualCRNetwork}
 
 __all__ = [
     "ACTIVATIONS",

@@ -26,17 +26,19 @@ def affine(bias, h, weight_t):
     if weight_t.dim() == 2:
         return torch.addmm(bias, h, weight_t)
     if h.dim() == 2:
-        # A shared input: one product with the members' columns side by side.
-        n_members, _, n_out = weight_t.shape
-        out = torch.addmm(bias.reshape(-1), h, _side_by_side(weight_t))
-        return out.view(h.shape[0], n_members, n_out).transpose(0, 1).contiguous()
+        return _shared_product(h, weight_t, bias)
     return torch.baddbmm(bias.unsqueeze(-2), h, weight_t)
 
 
-def _side_by_side(weight_t):
-    """``(M, in, out)`` as ``(in, M * out)``: member ``m``'s columns ``m``-th."""
+def _shared_product(h, weight_t, bias=None):
+    """``h @ weight_t[m] (+ bias[m])`` of every member ``m``, ``h`` shared.
+
+    One product with the members' columns side by side: ``(M, rows, out)``.
+    """
     n_members, n_in, n_out = weight_t.shape
-    return weight_t.transpose(0, 1).reshape(n_in, n_members * n_out)
+    side = weight_t.transpose(0, 1).reshape(n_in, n_members * n_out)
+    out = h.mm(side) if bias is None else torch.addmm(bias.reshape(-1), h, side)
+    return out.view(h.shape[0], n_members, n_out).transpose(0, 1).contiguous()
 
 
 def linear(h, weight, bias):
@@ -49,16 +51,12 @@ def rows_product(j, weight_t):
 
     A ``j`` without the member axis (shared directions) is broadcast.
     """
-    flat = j.reshape(*j.shape[:-3], -1, j.shape[-1])
-    n_out = weight_t.shape[-1]
+    flat = flat_rows(j)
     if flat.dim() == 2 and weight_t.dim() == 3:
-        # Shared directions: one product, as in ``affine``.
-        n_members = weight_t.shape[0]
-        product = flat.mm(_side_by_side(weight_t))
-        product = product.view(-1, n_members, n_out).transpose(0, 1).contiguous()
+        product = _shared_product(flat, weight_t)
     else:
         product = torch.matmul(flat, weight_t)
-    return product.view(*product.shape[:-2], *j.shape[-3:-1], n_out)
+    return product.view(*product.shape[:-2], *j.shape[-3:-1], weight_t.shape[-1])
 
 
 def layer_product(j, weight_t):
@@ -126,17 +124,9 @@ class MemberLinear(nn.Module):
                 nn.init.uniform_(bias, -bound, bound)
 
     def forward(self, h):
-        """Apply every member's map.
+        """Every member's map: ``(n_members, batch, out_features)``.
 
-        Parameters
-        ----------
-        h : torch.Tensor
-            ``(batch, in_features)``, shared, or ``(n_members, batch, in_features)``.
-
-        Returns
-        -------
-        torch.Tensor of shape (n_members, batch, out_features)
-            Member ``m``'s output first.
+        ``h``: ``(batch, in_features)``, shared, or ``(n_members, batch, in_features)``.
         """
         return linear(h, self.weight, self.bias)
 

@@ -26,12 +26,10 @@ def _horner_with_derivatives(coefficients, u, curvature=True):
     terms = coefficients.unbind(0)
     value, slope, half_curvature = terms[-1], None, None
     for c in reversed(terms[:-1]):
-        if curvature and slope is not None:
-            half_curvature = (
-                slope
-                if half_curvature is None
-                else torch.addcmul(slope, half_curvature, u)
-            )
+        if curvature and half_curvature is not None:
+            half_curvature = torch.addcmul(slope, half_curvature, u)
+        elif curvature and slope is not None:
+            half_curvature = slope
         slope = value if slope is None else torch.addcmul(value, slope, u)
         value = torch.addcmul(c, value, u)
     if curvature and half_curvature is None:  # degree 1: p'' = 0
@@ -42,9 +40,8 @@ def _horner_with_derivatives(coefficients, u, curvature=True):
 def poly_value_and_slope(z, coefficients, bound, one):
     """``(phi(z), phi'(z))`` with ops recorded one by one (differentiable twice)."""
     u, du = squash(z, bound, one)
-    value, slope, _ = _horner_with_derivatives(coefficients, u, curvature=False)
-    if du is not None:
-        slope = slope * du
+    value, p1, _ = _horner_with_derivatives(coefficients, u, curvature=False)
+    slope = p1 if du is None else p1 * du
     if slope.shape != value.shape:
         slope = slope.expand_as(value)
     return value, slope
@@ -89,25 +86,20 @@ class PolyValueAndSlope(torch.autograd.Function):
             grad_value, grad_slope = grad_value * mask, grad_slope * mask
         if torch.is_grad_enabled():
             # create_graph=True: differentiate the recorded pass instead.
-            wanted = [t for t in (z, coefficients) if t.requires_grad]
-            with torch.enable_grad():
-                outputs = poly_value_and_slope(z, coefficients, bound, one)
-                grads = iter(
-                    torch.autograd.grad(
-                        outputs, wanted, (grad_value, grad_slope), create_graph=True
-                    )
-                )
-            return tuple(
-                next(grads) if t.requires_grad else None for t in (z, coefficients)
-            ) + (None, None, None)
+            inputs = (z, coefficients)
+            outputs = poly_value_and_slope(z, coefficients, bound, one)
+            wanted = [t for t in inputs if t.requires_grad]
+            seeds = (grad_value, grad_slope)
+            found = iter(torch.autograd.grad(outputs, wanted, seeds, create_graph=True))
+            grads = [next(found) if t.requires_grad else None for t in inputs]
+            return *grads, None, None, None
         # d slope / dz = p'' u'^2 + p' u'' with u'' = -2 u u' / b^2.
         if du is None:
             grad_z = torch.addcmul(grad_value * p1, grad_slope, half_p2, value=2.0)
             weighted_slope = grad_slope
         else:
-            curvature = torch.addcmul(
-                half_p2 * du, u, p1, value=-1.0 / bound**2
-            )  # (p'' u' - 2 u p' / b^2) / 2
+            # (p'' u' - 2 u p' / b^2) / 2
+            curvature = torch.addcmul(half_p2 * du, u, p1, value=-1.0 / bound**2)
             grad_z = torch.addcmul(grad_value * p1, grad_slope, curvature, value=2.0)
             grad_z = grad_z.mul_(du)
             weighted_slope = grad_slope * du

@@ -14,13 +14,16 @@ from ._members import flat_rows, layer_product, rows_product
 __all__ = []
 
 
-def stream_values(directions, weights, slopes, output_weight):
-    """``(jacobians, products)``: each ``J_l`` and ``Z_l = J_{l-1} W_l^T``.
+def _stream(directions, n_layers, tensors):
+    """``(jacobians, products, squared_norms)`` of the stream.
 
+    ``tensors`` are ``(*weights, *slopes, output_weight)``; ``products`` are
+    ``Z_l = J_{l-1} W_l^T`` and the last Jacobian is the output layer's.
     ``directions``: ``None`` for the exact stream (``Z_1 = W_1^T`` with a unit
-    batch axis) or ``(batch, k, n_in)``, shared by members. The last Jacobian is
-    the output layer's.
+    batch axis) or ``(batch, k, n_in)``, shared by members. ``||J||^2`` is over
+    every axis of the (contiguous) Jacobian, by a dot product.
     """
+    weights, slopes = tensors[:n_layers], tensors[n_layers : 2 * n_layers]
     jacobians, products = [], []
     j = directions
     for weight, d in zip(weights, slopes, strict=True):
@@ -28,13 +31,9 @@ def stream_values(directions, weights, slopes, output_weight):
         j = d.unsqueeze(-2) * z
         products.append(z)
         jacobians.append(j)
-    jacobians.append(rows_product(j, output_weight.transpose(-1, -2)))
-    return jacobians, products
-
-
-def squared_norms(jacobians):
-    """``||J||^2`` of each (contiguous) Jacobian, over every axis, by a dot product."""
-    return [torch.dot(j.reshape(-1), j.reshape(-1)) for j in jacobians]
+    jacobians.append(rows_product(j, tensors[2 * n_layers].transpose(-1, -2)))
+    norms = [torch.dot(j.reshape(-1), j.reshape(-1)) for j in jacobians]
+    return jacobians, products, norms
 
 
 class StreamJacobians(torch.autograd.Function):
@@ -50,31 +49,22 @@ class StreamJacobians(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, directions, n_layers, *tensors):
-        weights = tensors[:n_layers]
-        slopes = tensors[n_layers : 2 * n_layers]
-        output_weight = tensors[2 * n_layers]
-        jacobians, products = stream_values(directions, weights, slopes, output_weight)
-        norms = squared_norms(jacobians)
+        jacobians, products, norms = _stream(directions, n_layers, tensors)
         ctx.n_layers = n_layers
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(
-            directions, *weights, *slopes, output_weight, *jacobians, *products
-        )
+        ctx.save_for_backward(directions, *tensors, *jacobians, *products)
         return (*jacobians, *norms)
 
     @staticmethod
     def backward(ctx, *grads):
         n = ctx.n_layers
         saved = ctx.saved_tensors
-        directions = saved[0]
-        weights = saved[1 : n + 1]
-        slopes = saved[n + 1 : 2 * n + 1]
-        output_weight = saved[2 * n + 1]
-        jacobians = saved[2 * n + 2 : 3 * n + 3]
-        products = saved[3 * n + 3 :]
-        grad_jacobians, grad_norms = grads[: n + 1], grads[n + 1 :]
         if torch.is_grad_enabled():
-            return _recorded_backward(ctx, saved, grads)
+            return _recorded_backward(n, saved, grads)
+        directions, output_weight = saved[0], saved[2 * n + 1]
+        weights, slopes = saved[1 : n + 1], saved[n + 1 : 2 * n + 1]
+        jacobians, products = saved[2 * n + 2 : 3 * n + 3], saved[3 * n + 3 :]
+        grad_jacobians, grad_norms = grads[: n + 1], grads[n + 1 :]
         needs = ctx.needs_input_grad
         grad_weights, grad_slopes = [None] * n, [None] * n
 
@@ -103,29 +93,25 @@ class StreamJacobians(torch.autograd.Function):
         grad_output_weight = None
         left = right = None
         if g is not None:
-            last = jacobians[n - 1]
             if needs[2 + 2 * n]:
-                grad_output_weight = _weight_grad(g, last)
+                grad_output_weight = _weight_grad(g, jacobians[n - 1])
             left, right = g, output_weight
         for level in range(n - 1, -1, -1):
             g = total(level, left, right)
             left = right = None
             if g is None:
                 continue
-            d, z, weight = slopes[level], products[level], weights[level]
             if needs[2 + n + level]:
-                grad_slopes[level] = (g * z).sum(-2)
-            gz = g.mul_(d.unsqueeze(-2))  # g is this pass's own buffer
+                grad_slopes[level] = (g * products[level]).sum(-2)
+            gz = g.mul_(slopes[level].unsqueeze(-2))  # g is this pass's own buffer
             below = directions if level == 0 else jacobians[level - 1]
-            if below is None:
+            if needs[2 + level] and below is None:
                 # Exact first layer: J_1 = d_1 * W_1^T, no product.
-                if needs[2 + level]:
-                    grad_weights[level] = gz.sum(-3).transpose(-1, -2)
-                continue
-            if needs[2 + level]:
+                grad_weights[level] = gz.sum(-3).transpose(-1, -2)
+            elif needs[2 + level]:
                 grad_weights[level] = _weight_grad(gz, below)
             if level > 0:
-                left, right = gz, weight
+                left, right = gz, weights[level]
         return None, None, *grad_weights, *grad_slopes, grad_output_weight
 
 
@@ -138,27 +124,22 @@ def _weight_grad(grad, below):
     return torch.matmul(g.transpose(-1, -2), b)
 
 
-def _recorded_backward(ctx, saved, grads):
+def _recorded_backward(n, saved, grads):
     """The backward of :class:`StreamJacobians` as recorded, differentiable ops."""
-    n = ctx.n_layers
-    directions = saved[0]
+    # Called with grad mode on (create_graph=True), so the ops are recorded.
     inputs = saved[1 : 2 * n + 2]
     wanted = [t for t in inputs if t.requires_grad]
+    jacobians, _, norms = _stream(saved[0], n, inputs)
     outputs, seeds = [], []
-    with torch.enable_grad():
-        jacobians, _ = stream_values(
-            directions, inputs[:n], inputs[n : 2 * n], inputs[2 * n]
+    for value, grad in zip((*jacobians, *norms), grads, strict=True):
+        if grad is not None:
+            outputs.append(value)
+            seeds.append(grad)
+    found = iter(
+        torch.autograd.grad(
+            outputs, wanted, seeds, create_graph=True, allow_unused=True
         )
-        norms = squared_norms(jacobians)
-        for value, grad in zip((*jacobians, *norms), grads, strict=True):
-            if grad is not None:
-                outputs.append(value)
-                seeds.append(grad)
-        found = iter(
-            torch.autograd.grad(
-                outputs, wanted, seeds, create_graph=True, allow_unused=True
-            )
-            if outputs and wanted
-            else [None] * len(wanted)
-        )
+        if outputs and wanted
+        else [None] * len(wanted)
+    )
     return None, None, *(next(found) if t.requires_grad else None for t in inputs)

@@ -104,16 +104,14 @@ class OrdinalHead(nn.Module):
         if n_classes < 2:
             raise ValueError(f"n_classes must be at least 2, got {n_classes}.")
         self.n_classes = int(n_classes)
+        n_cuts = self.n_classes - 1
         if init_cutpoints is None:
-            init = torch.linspace(-1.0, 1.0, self.n_classes - 1)
-            if self.n_classes == 2:
-                init = torch.zeros(1)
+            init = torch.linspace(-1.0, 1.0, n_cuts) if n_cuts > 1 else torch.zeros(1)
         else:
             init = torch.as_tensor(init_cutpoints, dtype=torch.float32).reshape(-1)
-            if init.shape[0] != self.n_classes - 1:
+            if init.shape[0] != n_cuts:
                 raise ValueError(
-                    f"init_cutpoints must have {self.n_classes - 1} values, "
-                    f"got {init.shape[0]}."
+                    f"init_cutpoints must have {n_cuts} values, got {init.shape[0]}."
                 )
         gaps = (torch.diff(init) - MIN_GAP).clamp_min(1e-3)
         # softplus^{-1}(g) = g + log(-expm1(-g)), stable for small g.

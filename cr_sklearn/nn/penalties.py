@@ -40,10 +40,8 @@ def stream_dreg(result):
     squares = result.squared_norms
     if squares is None:
         squares = [j.square().sum() for j in result.jacobians]
-    total = squares[0]  # not ``sum()``, whose start 0 adds an op
-    for value in squares[1:]:
-        total = total + value
-    return total / (batch * len(result.jacobians))
+    # Started at the first term: a start of 0 would add an op.
+    return sum(squares[1:], squares[0]) / (batch * len(result.jacobians))
 
 
 def local_dreg(result):
