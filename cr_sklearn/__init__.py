@@ -33,16 +33,7 @@ _EXPORTS = {
     "risk_coverage_curve": ".selective",
     "save_model": "._persistence",
 }
-_SUBPACKAGES = {
-    "cli",
-    "datasets",
-    "growth",
-    "nn",
-    "plotting",
-    "selective",
-    "study",
-    "text",
-}
+_SUBPACKAGES = set("cli datasets growth nn plotting selective study text".split())
 
 __all__ = [
     "CRClassifier",

@@ -259,11 +259,6 @@ def _entries(text):
     return {name: "\n".join(lines) for name, lines in entries.items()}
 
 
-def _default(value):
-    """A default as numpydoc writes it: strings in double quotes."""
-    return f'"{value}"' if isinstance(value, str) else repr(value)
-
-
 def _block(entries, indent):
     return textwrap.indent("\n".join(entries), indent) + "\n"
 
@@ -278,9 +273,8 @@ def fill_docstring(cls):
     doc = cls.__doc__
     indent = re.search(r"^( *)%\(parameters\)s", doc, re.M).group(1)
     parts = re.split(r"^ *%\((parameters|attributes)\)s\n", doc, flags=re.M)
-    # parts: [intro + own parameters, "parameters", own attributes before the
-    # marker..., "attributes", rest]; own entries are those between the
-    # section's underline and its marker, and the shared ones replace the names.
+    # parts: [intro + own parameters, "parameters", ... + own attributes,
+    # "attributes", rest]; own entries lie between a section's underline and marker.
     own_parameters = _entries(parts[0].rsplit("----------\n", 1)[1])
     own_attributes = _entries(parts[2].rsplit("----------\n", 1)[1])
     parts[0] = parts[0].rsplit("----------\n", 1)[0] + "----------\n"
@@ -296,7 +290,9 @@ def fill_docstring(cls):
             raise ValueError(f"{cls.__name__}: no docstring entry for {name!r}")
         first, _, rest = entry.partition("\n")
         if "default=" not in first:
-            first = f"{first}, default={_default(p.default)}"
+            value = p.default  # as numpydoc writes it: strings in double quotes
+            default = f'"{value}"' if isinstance(value, str) else repr(value)
+            first = f"{first}, default={default}"
         parameters.append(f"{first}\n{rest}")
     attributes = dict(_entries(ATTRIBUTES))
     order = list(attributes)

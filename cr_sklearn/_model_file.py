@@ -36,8 +36,7 @@ _MAX_STRING_ARRAY_BYTES = 4 * 2**20
 _FINITE_CHUNK = 2**20  # rows checked for finiteness at a time
 _SCALAR_KINDS = "biufU"
 
-# safetensors dtype names -> numpy dtypes (little-endian, as the format says)
-# and torch dtypes.
+# safetensors dtype names -> little-endian numpy dtypes and torch dtypes.
 _DTYPES = {
     "F64": ("<f8", torch.float64),
     "F32": ("<f4", torch.float32),
@@ -153,9 +152,7 @@ def _as_list(value, name):
     return value
 
 
-def _dtype(spec, name, *, allow_object=False):
-    if allow_object and spec == "O":
-        return np.dtype(object)
+def _dtype(spec, name):
     if not isinstance(spec, str) or not _ARRAY_DTYPE.match(spec):
         raise bad(name, f"unsupported dtype {spec!r:.40}")
     return np.dtype(spec)
@@ -177,7 +174,7 @@ def _typed_array(data, dtype, name):
 
 
 def _decode_array(value, name):
-    dtype = _dtype(value["dtype"], name, allow_object=True)
+    dtype = np.dtype(object) if value["dtype"] == "O" else _dtype(value["dtype"], name)
     shape = _as_list(value["shape"], name)
     if not all(is_integer(s) and s >= 0 for s in shape) or len(shape) > 8:
         raise bad(name, f"invalid array shape {shape!r:.80}")

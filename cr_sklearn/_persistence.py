@@ -22,7 +22,7 @@ from skorch.history import History
 from . import _model_file, _networks
 from ._fit import class_weight_of, rebuild_net
 from ._model_file import MAX_HEADER_BYTES, bad, decode, encode, is_real
-from ._plan import hidden_sizes, resolve_plan
+from ._plan import resolve_plan
 from ._predict import PATHS
 from ._summaries import STREAM_ATTRIBUTES
 from ._utils import import_optional, is_integer, resolve_device
@@ -38,6 +38,7 @@ _FORMAT = "cr_sklearn.safe"
 # the float32 network that trained, transform included).
 _FORMAT_VERSION = 3
 _METADATA_KEY = "cr_sklearn"
+_SCALAR_TYPES = (bool, int, float, str, np.generic)
 # Rebuilt from the parameters, attributes and tensors, never read as data; the
 # running partial_fit summaries are not saved: a loaded model starts anew.
 _DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
@@ -81,10 +82,9 @@ def _plain_scalar(value):
 
 def fitted_state(estimator, *, optimizer=False):
     """A dict: format, class name, versions, ``params`` (``get_params(deep=False)``),
-    the fitted ``attributes`` (not the derived network objects), ``history`` (a
-    row per epoch), ``tensors`` as numpy arrays (``module.*``: the float64
-    network; ``criterion.*``: the loss's) and, with ``optimizer``, the
-    optimizer's state (Adam's moments) for ``partial_fit`` to continue."""
+    fitted ``attributes`` (not the derived network objects), ``history`` (a row
+    per epoch), ``tensors`` as numpy arrays (``module.*``: the float64 network,
+    ``criterion.*``) and, with ``optimizer``, Adam's moments for ``partial_fit``."""
     params = estimator.get_params(deep=False)
     skipped = set(params) | _DERIVED | {"_sklearn_version"}
     net = estimator.net_
@@ -178,8 +178,7 @@ def save_model(estimator, path):
     """
     save_tensors = _safetensors().save
     if hasattr(estimator, "steps") and isinstance(estimator.steps, list):
-        # A Pipeline (or a pipeline-like composite): its other steps are
-        # arbitrary objects that this format cannot hold safely.
+        # A Pipeline: its other steps are objects this format cannot hold safely.
         raise TypeError(
             "save_model saves one CR estimator, not a "
             f"{type(estimator).__name__}: save its CR step "
@@ -239,8 +238,7 @@ def save_model(estimator, path):
 
 # -- the checks of a state: checkers(value, what, file name, **options) ---------
 def _finite(value):
-    """Whether the number ``value`` is a finite float; an integer beyond their
-    range is not (compared, not converted: no OverflowError)."""
+    """Whether ``value`` is a finite float (an int is compared, not converted)."""
     if isinstance(value, numbers.Rational):
         return abs(value) <= sys.float_info.max
     return math.isfinite(value)
@@ -338,7 +336,7 @@ def _check_classes(value, cls, name):
         raise bad(name, "classes_ must be a 1-d array of at least 2 labels")
     kind = value.dtype.kind
     if kind == "O":
-        if not all(isinstance(v, (str, bool, int, float, np.generic)) for v in value):
+        if not all(isinstance(v, _SCALAR_TYPES) for v in value):
             raise bad(name, "classes_ may hold numbers or strings only")
         if len({type(v) is str for v in value}) > 1:
             raise bad(name, "classes_ mixes strings and numbers")
@@ -361,12 +359,11 @@ _REQUIRED, _OPTIONAL, _ORDINAL, _DROPPED = "required", "optional", "ordinal", "d
 _N_FEATURES, _N_ITER = itemgetter("n_features_in_"), itemgetter("n_iter_")
 _QUANTILES = {"shape": 101, "order": "non-decreasing", "nonnegative": True}
 _I64, _I32 = 2**63 - 1, 2**31 - 1
-# Each fitted attribute a fit writes: name -> (presence, checker, options),
-# checked in this order. An option given as itemgetter(attribute) is that
-# attribute's checked value; "none": True lets the value be None. The
-# checker None: checked in _check_attributes or, with the parameters, in
-# _check_member_attributes. _ORDINAL: required for CROrdinalRegressor, not
-# allowed for CRClassifier; _DROPPED: written by earlier versions, dropped.
+# Each fitted attribute a fit writes: name -> (presence, checker, options), checked in
+# this order. An option itemgetter(attribute) is that attribute's checked value;
+# "none": True allows None. Checker None: checked in _check_attributes or, with the
+# parameters, _check_member_attributes. _ORDINAL: required for CROrdinalRegressor,
+# refused for CRClassifier; _DROPPED: written by earlier versions, dropped.
 _ATTRIBUTES = {
     "n_features_in_": (_REQUIRED, None, {}),
     "classes_": (_REQUIRED, None, {}),
@@ -508,9 +505,7 @@ def _check_member_attributes(estimator, a, name):
 
 
 def _scalars(values):
-    return all(
-        v is None or isinstance(v, (bool, int, float, str, np.generic)) for v in values
-    )
+    return all(v is None or isinstance(v, _SCALAR_TYPES) for v in values)
 
 
 def _check_history(raw, n_iter, name):
@@ -550,7 +545,6 @@ def _check_params(estimator, params, name):
     estimator.__dict__.update(params)
     with _invalid_parameters(name):
         estimator._validate_params()
-        hidden_sizes(estimator.hidden_layer_sizes)
 
 
 @contextmanager
@@ -705,11 +699,9 @@ def _state_tensors(state, name):
 
 def restore_state(estimator, state, name, *, device="cpu", tensors=None):
     """Check a :func:`fitted_state`, all of it before a network is built, and
-    rebuild ``estimator`` (an empty instance of its class) from it; a
-    ``ValueError`` naming ``name`` on any inconsistency. ``tensors``: a table
-    (name -> (numpy dtype, shape, ...)), checked against the network the
-    parameters describe, and a reader of a tensor by name (by default, the
-    state's numpy arrays)."""
+    rebuild ``estimator`` (an empty instance of its class) from it; a ``ValueError``
+    naming ``name`` on any inconsistency. ``tensors``: ``(table, reader)``, the
+    table as :func:`_check_tensors` takes (by default, the state's numpy arrays)."""
     if not isinstance(state, dict):
         raise bad(name, "its state is not a dict")
     version = state.get("format_version")
@@ -747,7 +739,6 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
     _resolved_network_params(estimator, name)
     estimator.n_encoded_features_ = getattr(estimator, "n_encoded_features_", None)
     plan = _plan_of(estimator, name)
-    # Before format 3, the file held the float32 network that trained.
     dtype = torch.float64 if version >= 3 else torch.float32
     table, read = tensors or _state_tensors(state, name)
     _check_tensors(estimator, plan, table, name, dtype)
@@ -861,9 +852,8 @@ def load_model(path, *, device="cpu"):
     if not isinstance(metadata, dict) or _METADATA_KEY not in metadata:
         raise bad(name, "it has no cr_sklearn metadata")
     text = metadata[_METADATA_KEY]
-    if not isinstance(text, str) or metadata.get("sha256") != _model_file.digest(
-        text, data
-    ):
+    sha256 = _model_file.digest(text, data) if isinstance(text, str) else None
+    if sha256 is None or metadata.get("sha256") != sha256:
         raise bad(name, "its SHA-256 digest does not match: it was modified")
     del header, metadata
     payload = _model_file.parse_json(text, name, "metadata")

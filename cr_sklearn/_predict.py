@@ -36,15 +36,11 @@ CONTRACT_ROWS = 1000
 _LOCK = threading.Lock()
 
 
-def _one_thread_after_fork():
-    # torch's OpenMP thread pool does not survive a fork: in a child, the
-    # first parallel op would wait for the parent's threads forever. One
-    # thread runs no parallel region (the child may raise it again).
-    torch.set_num_threads(1)
-
-
+# torch's OpenMP thread pool does not survive a fork: in a child, the first
+# parallel op would wait for the parent's threads forever. One thread runs no
+# parallel region (the child may raise it again).
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_one_thread_after_fork)
+    os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 #: How a fitted model computes its outputs, in the order a fit tries them:
 #: the folded plan (one product per layer), the float64 network op by op,

@@ -66,10 +66,11 @@ def gradient_tail_ratio(norms, q=99):
                 UserWarning,
                 stacklevel=2,
             )
-        kept = [_scaled_by_mean(p) for i, p in enumerate(parts) if i not in flat]
+        # Each fold over its own mean; over its maximum first, so no overflow.
+        kept = [p / p.max() for i, p in enumerate(parts) if i not in flat]
         if not kept:
             return float("nan")
-        norms = np.concatenate(kept)
+        norms = np.concatenate([p / p.mean() for p in kept])
     else:
         norms = _check_norms(norms)
     top = norms.max()
@@ -106,12 +107,6 @@ def _check_norms(norms):
     if not np.all(np.isfinite(norms)) or np.any(norms < 0):
         raise ValueError("norms must be finite and non-negative.")
     return norms
-
-
-def _scaled_by_mean(norms):
-    """``norms / mean(norms)`` (mean > 0), without overflow."""
-    scaled = norms / norms.max()
-    return scaled / scaled.mean()
 
 
 def _resolve(estimator):
@@ -278,14 +273,17 @@ def gradient_norms(estimator, X, *, response_method="auto", step=1e-3, scale=Non
     True
     """
     # Checked also for CR estimators, which do not use them.
-    _check_response_method(response_method)
+    if not isinstance(response_method, str) or response_method not in _RESPONSE_METHODS:
+        raise ValueError(
+            f"response_method must be one of {_RESPONSE_METHODS}, got "
+            f"{response_method!r}."
+        )
     step = _check_step(step)
     check_is_fitted(estimator)
     model, Xt = _final_input(estimator, X)
     scale = _check_scale(scale, Xt)
     if hasattr(model, "input_gradient_norms"):
-        norms = model.input_gradient_norms(Xt, scale=scale)
-        return np.asarray(norms, dtype=np.float64)
+        return np.asarray(model.input_gradient_norms(Xt, scale=scale), dtype=np.float64)
     function = _response(model, response_method)
     names = getattr(model, "feature_names_in_", None)
     if names is not None and len(names) != Xt.shape[1]:
@@ -311,14 +309,6 @@ def _check_scale(scale, Xt):
     return np.array(values)
 
 
-def _check_response_method(response_method):
-    if not isinstance(response_method, str) or response_method not in _RESPONSE_METHODS:
-        raise ValueError(
-            f"response_method must be one of {_RESPONSE_METHODS}, got "
-            f"{response_method!r}."
-        )
-
-
 def _check_step(step):
     if (
         not isinstance(step, numbers.Real)
@@ -341,10 +331,14 @@ def _finite_difference_norms(function, X, step, scale, names=None):
     is_sparse = sparse.issparse(X)
     if is_sparse:
         fmt = X.format
-        X = X.tocsr()
-        X = X.astype(np.float32 if X.dtype == np.float32 else np.float64)
+        X = X.tocsr().astype(np.float32 if X.dtype == np.float32 else np.float64)
     else:
         X = _numeric(X)
+    if names is not None:
+        try:
+            import pandas as pd
+        except ImportError:  # a model fitted on another frame library: names lost
+            names = None
     n, d = X.shape
     # float64 first unless the input is float32; float32 if float64 is refused.
     dtypes = [np.float32] if X.dtype == np.float32 else [np.float64, np.float32]
@@ -357,7 +351,7 @@ def _finite_difference_norms(function, X, step, scale, names=None):
         if is_sparse:
             batch = sparse.csr_matrix(batch).asformat(fmt)
         elif names is not None:
-            batch = _frame(batch, names)
+            batch = pd.DataFrame(batch, columns=names, copy=False)
         return np.asarray(function(batch), dtype=np.float64)
 
     for r0 in range(0, n, rows):
@@ -427,15 +421,6 @@ def _block_differences(evaluate, chunk, feats, step, scale, dtype):
     # 0 for a column of scale 0 (no step, no difference) and missing values.
     factor = np.where(stepped, factor, 0.0)
     return (out[:k] - out[k:]) * factor[:, :, None]
-
-
-def _frame(batch, names):
-    """A batch as a DataFrame with the model's column names, for sklearn."""
-    try:
-        import pandas as pd
-    except ImportError:  # a model fitted on another frame library: names lost
-        return batch
-    return pd.DataFrame(batch, columns=names, copy=False)
 
 
 class DREGScorer:

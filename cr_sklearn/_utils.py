@@ -1,5 +1,6 @@
 """Small helpers shared by the estimators, scorers, plots and growth (private)."""
 
+import contextlib
 import importlib
 import math
 import numbers
@@ -107,8 +108,6 @@ def find_stacklevel():
 
     Frames of cr_sklearn, scikit-learn, skorch and ``contextlib`` are skipped.
     """
-    import contextlib
-
     import sklearn
     import skorch
 
@@ -127,18 +126,14 @@ def find_stacklevel():
 def _cgroup_cpu_limit():
     """CPUs the cgroup quota allows (cgroup v2, then v1), or ``None``."""
     root = Path("/sys/fs/cgroup")
-    try:
+    with contextlib.suppress(OSError, ValueError):
         quota, period = (root / "cpu.max").read_text().split()[:2]
         return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError):
-        pass
-    try:
+    with contextlib.suppress(OSError, ValueError):
         quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
         period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
         if quota > 0 and period > 0:
             return quota / period
-    except (OSError, ValueError):
-        pass
     return None
 
 

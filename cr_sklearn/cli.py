@@ -290,9 +290,8 @@ def _select_models(requested):
     available = {"CR": CRClassifier(), **default_baselines()}
     if not requested:
         return available
-    lookup = {name.lower(): name for name in available}
     # "HistGradientBoosting (XGBoost stand-in)" answers to its first word too.
-    lookup.update({name.split()[0].lower(): name for name in available})
+    lookup = {k.lower(): name for name in available for k in (name, name.split()[0])}
     chosen = {}
     for name in requested:
         key = MODEL_ALIASES.get(name.lower(), name).lower()
@@ -641,9 +640,7 @@ def _run_factorial(args):
     features = ["tables"] + (["dask"] if args.backend == "dask" else [])
     check_dependencies(*features, purpose="cr-sklearn factorial")
     preset = dict(FACTORIAL_PRESETS[args.preset])
-    for key in _OVERRIDES:
-        if getattr(args, key):
-            preset[key] = getattr(args, key)
+    preset |= {key: getattr(args, key) for key in _OVERRIDES if getattr(args, key)}
     _check_out(args.out, ["factorial.csv", "factorial.md"])
     result, elapsed = _fits(
         args, factorial_study, list(preset.pop("datasets")), **preset

@@ -57,8 +57,7 @@ def _pre_activations(module, X):
 
     handles = [m.register_forward_pre_hook(hook) for m in acts]
     try:
-        with torch.inference_mode():
-            module(torch.as_tensor(np.asarray(X, dtype=np.float64)))
+        module(torch.as_tensor(np.asarray(X, dtype=np.float64)))
     finally:
         for handle in handles:
             handle.remove()
@@ -539,22 +538,18 @@ class LossCurveDisplay:
                     self.epochs, getattr(self, key), color=f"C{i}", ls=ls, label=label
                 )
         if self.best_epoch is not None:
+            label = f"restored epoch ({self.best_epoch})"
             self.lines_["best_epoch"] = ax.axvline(
-                self.best_epoch,
-                color="0.5",
-                linestyle=":",
-                label=f"restored epoch ({self.best_epoch})",
+                self.best_epoch, color="0.5", linestyle=":", label=label
             )
         ax.set_xlabel("epoch")
         ax.set_ylabel("loss")
         self.score_ax_ = None
         if self.valid_score is not None:
             self.score_ax_ = ax.twinx()
+            label = "validation score (right axis)"
             (self.lines_["valid_score"],) = self.score_ax_.plot(
-                self.epochs,
-                self.valid_score,
-                color="C3",
-                label="validation score (right axis)",
+                self.epochs, self.valid_score, color="C3", label=label
             )
             self.score_ax_.set_ylabel("validation score")
         # Above the axes, never over the curves.

@@ -81,11 +81,9 @@ def _fit_combiner(signals, losses, loss):
     if np.ptp(losses) == 0:
         return None
     if loss == "zero_one":
-        model = LogisticRegression()
-        target = losses == 0
+        model, target = LogisticRegression(), losses == 0
     else:
-        model = PoissonRegressor(alpha=1e-4, max_iter=1000)
-        target = losses
+        model, target = PoissonRegressor(alpha=1e-4, max_iter=1000), losses
     return make_pipeline(StandardScaler(), model).fit(signals, target)
 
 
@@ -96,8 +94,7 @@ def _combine(combiner, signals, reference):
         scale[~(scale > 0)] = 1.0
         return ((signals - reference.mean(axis=0)) / scale).mean(axis=1)
     if hasattr(combiner, "predict_proba"):
-        proba = combiner.predict_proba(signals)
-        return proba[:, list(combiner.classes_).index(True)]
+        return combiner.predict_proba(signals)[:, list(combiner.classes_).index(True)]
     return -combiner.predict(signals)
 
 

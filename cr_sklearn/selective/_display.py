@@ -29,11 +29,9 @@ _GRID = np.linspace(0.0, 1.0, 401)[1:]
 
 
 def _dense(coverage, risk):
-    """``(x, y)`` of the drawn curve: from coverage 0 to 1, exact in between.
-
-    Inside a tie group the kept loss grows linearly (at the group's mean loss):
-    the exact risk is the interpolated loss over the coverage.
-    """
+    """``(x, y)`` of the drawn curve from coverage 0 to 1: inside a tie group the
+    kept loss grows linearly (at the group's mean loss), so the exact risk is the
+    interpolated loss over the coverage."""
     grid = np.union1d(_GRID, coverage)
     kept = np.interp(grid, np.append(0.0, coverage), np.append(0.0, risk * coverage))
     values = kept / grid
