@@ -99,7 +99,8 @@ class TrainingObjective:
         """
         dreg = None if plan.dreg is None or plan.dreg_lambda == 0 else plan.dreg
         stream = StreamPlan()
-        if dreg == "stream":
+        # The registry says which penalties read the Jacobian stream.
+        if dreg is not None and PENALTIES[dreg].needs == "stream":
             directions = stream_rule(plan.n_projections, stream_width)
             stream = StreamPlan(directions, plan.stream_rows)
         return cls(
