@@ -91,6 +91,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "degree": [COUNT],
         "dreg": [StrOptions(set(PENALTIES)), None],
         "dreg_lambda": [NON_NEGATIVE],
+        "dreg_space": [StrOptions({"encoded", "input"})],
         "n_projections": [StrOptions({"auto", "exact"}), COUNT],
         "stream_rows": [COUNT, None],
         "max_iter": [StrOptions({"auto"}), COUNT],

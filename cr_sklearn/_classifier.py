@@ -104,6 +104,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         degree=3,
         dreg="stream",
         dreg_lambda=10**-2,
+        dreg_space="encoded",
         n_projections="auto",
         stream_rows=64,
         max_iter=100,

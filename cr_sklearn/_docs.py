@@ -43,6 +43,15 @@ dreg : {"stream", "local"} or None
 dreg_lambda : float
     Strength of the DREG penalty: the training loss is the data loss
     plus ``dreg_lambda`` times the penalty.
+dreg_space : {"encoded", "input"}
+    With an input encoding (``encoding_bins``), the columns ``dreg="stream"``
+    and ``igpen_lambda`` differentiate by. ``"encoded"``: the encoded
+    columns the first layer reads, as fixed features (the stream's width is
+    the encoded width). ``"input"``: the standardised input, through the
+    encoding's slopes: the gradient that tau, ``input_gradient_norms`` and
+    ``jacobian`` report (the stream's width is the number of columns).
+    Without an encoding the two are the same. The layer-local penalty
+    (``dreg="local"``) reads no stream and is unaffected.
 n_projections : "auto", "exact" or int
     How the stream is carried: ``"exact"``, the full Jacobian (its cost
     grows with the columns); an int ``k``, ``k`` random directions (an

@@ -74,7 +74,7 @@ def rebuild_net(estimator):
     # Building draws initial weights: the caller's random streams stay.
     with torch_context(0, None, estimator.device_):
         layers = _networks.training_layers(
-            estimator.module_, _networks.torch_dtype(plan.dtype)
+            estimator.module_, _networks.torch_dtype(plan.dtype), plan.dreg_space
         )
         members = getattr(layers, "n_members", None) or 1
         criteria = [estimator._make_criterion(None, None) for _ in range(members)]
@@ -127,7 +127,11 @@ class Fit:
             else:
                 network = est.module_
             H = _networks.transformed(
-                network, X, _networks.torch_dtype(plan.dtype), est.device_
+                network,
+                X,
+                _networks.torch_dtype(plan.dtype),
+                est.device_,
+                plan.dreg_space,
             )
             # 5. Train the layers.
             net, plan, cv_curve = self._train(plan, network, H, codes, rows, seed)
@@ -249,7 +253,9 @@ class Fit:
     def _train(self, plan, network, H, codes, rows, seed):
         """Train the layers of ``network``: ``(net, plan, cv_curve)``."""
         est = self.est
-        layers = _networks.training_layers(network, _networks.torch_dtype(plan.dtype))
+        layers = _networks.training_layers(
+            network, _networks.torch_dtype(plan.dtype), plan.dreg_space
+        )
         y = torch.as_tensor(codes, device=est.device_)
         warm = {}
         if not self.reset:

@@ -2,9 +2,12 @@
 
 A fitted CR model is one float64 network, ``module_``: the input transform
 (standardisation and encoding, as buffers) and the layers. A fit trains the
-layers alone, in the training dtype, on the transform's output computed
-once: :func:`training_layers` takes them out of a network, :func:`adopt`
-puts trained ones back. Both directions copy parameters exactly (float32
+layers, in the training dtype, on the transform's output computed once:
+:func:`training_layers` takes them out of a network, :func:`adopt` puts
+trained ones back. With ``dreg_space="input"`` the training layers keep the
+encoding (a fixed layer) and read the standardised input, so that the
+stream differentiates by the columns tau reads; otherwise they read the
+encoded columns. Both directions copy parameters exactly (float32
 values are float64 values), so a warm start continues from exactly the
 weights that were trained.
 """
@@ -52,24 +55,35 @@ def build(plan, n_inputs, *, encoded=None, n_members=None, dtype=torch.float64):
     return network.to(dtype)
 
 
-def training_layers(network, dtype):
+def keeps_encoding(network, space):
+    """Whether the training layers of ``network`` keep its encoding (``space``)."""
+    return space == "input" and network.encoding is not None
+
+
+def training_layers(network, dtype, space="encoded"):
     """The layers of ``network`` as a network of their own, cast to ``dtype``.
 
-    It reads what ``network.transform_input`` returns; its standardisation
-    is the identity and it has no encoding. Built from the network's own
-    configuration (growth may have changed it since the plan).
+    It reads what :func:`transformed` returns for ``space``; its
+    standardisation is the identity. With :func:`keeps_encoding`, it holds
+    the encoding and its stream differentiates by the standardised input;
+    else it has no encoding. Built from the network's own configuration
+    (growth may have changed it since the plan).
     """
+    keep = keeps_encoding(network, space)
     config = {
         **network._config,
-        "n_features": network.input_width,
-        "encoded_features": None,
+        "n_features": network.n_features if keep else network.input_width,
+        "encoded_features": network.input_width if keep else None,
+        "stream_space": "input",
         "n_members": network.n_members,
     }
     layers = type(network)(**config).to(dtype)
     state = layers.state_dict()
     for key, value in network.state_dict().items():
-        if not _is_transform(key):
-            state[key] = value.to(dtype, copy=True)
+        if not _is_transform(key) or (keep and key.startswith("encoding.")):
+            # The encoding's integer and boolean buffers keep their dtype.
+            cast = dtype if value.is_floating_point() else value.dtype
+            state[key] = value.to(cast, copy=True)
     # Assigned, not copied in: the freshly drawn weights are freed at once.
     layers.load_state_dict(state, assign=True)
     return layers
@@ -88,17 +102,24 @@ def adopt(network, layers):
     return adopted.eval()
 
 
-def transformed(network, X, dtype, device):
-    """``network.transform_input(X)`` in float64, in chunks, cast to ``dtype``.
+def transformed(network, X, dtype, device, space="encoded"):
+    """The training layers' inputs: float64, in chunks, cast to ``dtype``.
 
-    ``X`` is a float64 numpy array; the result a tensor on ``device``.
+    ``network.transform_input(X)``, or with :func:`keeps_encoding` the
+    standardised ``X`` alone. ``X`` is a float64 numpy array; the result a
+    tensor on ``device``.
     """
-    n, width = X.shape[0], network.input_width
+    keep = keeps_encoding(network, space)
+    function = network._standardise if keep else network.transform_input
+    n = X.shape[0]
+    width = network.n_features if keep else network.input_width
     out = torch.empty((n, width), dtype=dtype, device=device)
     rows = max(1, min(4096, 2**22 // max(1, width)))
+    # A view of X where numpy allows it; a copy of a read-only chunk.
+    as_tensor = torch.as_tensor if X.flags.writeable else torch.tensor
     with torch.no_grad():
         for start in range(0, n, rows):
             sl = slice(start, start + rows)
-            h = network.transform_input(torch.as_tensor(X[sl], device=device))
+            h = function(as_tensor(X[sl], device=device))
             out[sl] = h.to(dtype)
     return out

@@ -260,6 +260,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         degree=3,
         dreg="stream",
         dreg_lambda=10**-2.5,
+        dreg_space="encoded",
         n_projections="auto",
         stream_rows=None,
         max_iter=100,

@@ -325,6 +325,9 @@ class FitPlan:
     stream_rows: int | None
     n_threads: int | None
     verbose: int
+    # What the stream and IGPen differentiate by, with an input encoding
+    # (a default, so that plans saved before the field existed load).
+    dreg_space: str = "encoded"
 
     @property
     def cv_folds(self):
@@ -467,4 +470,5 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
             params["n_threads"], n_features, hidden, n_outputs, full_batch, n_members
         ),
         verbose=int(params["verbose"]),
+        dreg_space=params["dreg_space"],
     )

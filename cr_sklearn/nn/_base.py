@@ -252,7 +252,8 @@ class BaseCRNetwork(nn.Module):
             raise IndexError(
                 f"member index {index} out of range for {self.n_members} members."
             )
-        single = type(self)(**self._config)
+        # In the stack's dtype: a float64 stack's member is float64 too.
+        single = type(self)(**self._config).to(self.input_mean.dtype)
         target = single.state_dict()
         state = {}
         for name, value in self.state_dict().items():

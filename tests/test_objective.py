@@ -1,0 +1,184 @@
+"""The training objective's penalties against autograd, in the space they claim.
+
+With ``dreg_space="input"`` the stream and IGPen differentiate by the
+standardised input, through the encoding: the output layer's stream term must
+be the mean squared norm of ``d output / d standardised x`` of the fitted
+network, computed here by autograd through ``module_`` (the network that
+predicts), for the exact stream, random directions, the row subsample and
+members. Points are fresh draws, off the encoding's edges, where the
+derivative is one-sided.
+"""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+
+from cr_sklearn import CRClassifier, CROrdinalRegressor, load_model, save_model
+
+FAST = dict(
+    hidden_layer_sizes=(8, 8),
+    max_iter=3,
+    dtype="float64",
+    dropout=0.0,
+    encoding_bins=4,
+    dreg_space="input",
+    random_state=0,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=4, n_redundant=0, random_state=0
+    )
+    fresh = np.random.default_rng(1).normal(size=(64, 5)) * X.std(0) + X.mean(0)
+    return X, y, fresh
+
+
+def _standardised(model, X):
+    module = model.module_
+    x = torch.as_tensor(X, dtype=torch.float64)
+    return (x - module.input_mean) / module.input_scale
+
+
+def _autograd_squared_norms(network, h, mean, scale):
+    """``||d network(h * scale + mean) / d h||_F^2`` per row, by autograd."""
+    rows = []
+    for row in h:
+        jac = torch.autograd.functional.jacobian(
+            lambda v: network((v * scale + mean).unsqueeze(0)).squeeze(0), row
+        )
+        rows.append(jac.square().sum())
+    return torch.stack(rows)
+
+
+def _output_term(model, H, sample=None):
+    """The stream's output-layer term, ``mean_b ||J_out^(b)||_F^2`` (per member)."""
+    layers, objective = model.net_.module_, model.net_.objective
+    layers.eval()
+    if sample is not None:
+        torch.manual_seed(sample)
+    with torch.no_grad():
+        _, (_, result) = objective.forward(layers, H)
+    jac = result.jacobians[-1]
+    batch = jac.shape[-3]
+    if jac.dim() == 4:  # members first
+        return jac.square().sum(dim=(1, 2, 3)) / batch
+    return jac.square().sum() / batch
+
+
+def _reference(model, H, member=None):
+    module = model.module_
+    network = module
+    if member is not None:  # member ``member`` of the stacked network
+
+        def network(x):
+            return module(x)[member]
+
+    return _autograd_squared_norms(
+        network, H, module.input_mean, module.input_scale
+    ).mean()
+
+
+def test_exact_stream_output_term_is_the_reported_gradient(data):
+    X, y, fresh = data
+    model = CRClassifier(n_projections="exact", stream_rows=None, **FAST).fit(X, y)
+    assert model.net_.module_.stream_width == X.shape[1]
+    H = _standardised(model, fresh)
+    got = _output_term(model, H)
+    want = _reference(model, H)
+    assert float(abs(got - want) / want) < 1e-10
+
+
+def test_encoded_space_differentiates_by_the_encoded_columns(data):
+    # The other space is what it says: the stream's width is the encoding's.
+    X, y, _ = data
+    params = {**FAST, "dreg_space": "encoded"}
+    model = CRClassifier(n_projections="exact", stream_rows=None, **params).fit(X, y)
+    assert model.net_.module_.stream_width == model.n_encoded_features_
+    assert model.n_encoded_features_ > X.shape[1]
+
+
+@pytest.mark.parametrize("rows", [None, 16])
+def test_random_directions_and_rows_are_unbiased(data, rows):
+    X, y, fresh = data
+    model = CRClassifier(n_projections=2, stream_rows=rows, **FAST).fit(X, y)
+    H = _standardised(model, fresh)
+    draws = torch.stack([_output_term(model, H, sample=s) for s in range(1500)])
+    want = _reference(model, H)
+    error = abs(draws.mean() - want)
+    standard_error = draws.std() / len(draws) ** 0.5
+    # Unbiased: the mean of the estimates within 4 standard errors of the truth,
+    # and each estimate is noisy (so the check measures the mean, not a copy).
+    assert float(error) < 4 * float(standard_error)
+    assert float(draws.std()) > 1e-3 * float(want)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_members_output_terms_are_each_members_gradient(data):
+    X, y, fresh = data
+    model = CRClassifier(
+        n_projections="exact", stream_rows=None, n_members=2, **FAST
+    ).fit(X, y)
+    H = _standardised(model, fresh)
+    got = _output_term(model, H)
+    for m in range(2):
+        want = _reference(model, H, member=m)
+        assert float(abs(got[m] - want) / want) < 1e-10
+
+
+def test_member_of_a_float64_stack_is_float64(data):
+    X, y, fresh = data
+    model = CRClassifier(n_members=2, **FAST).fit(X, y)
+    member = model.module_.member(1)
+    x = torch.as_tensor(fresh)
+    np.testing.assert_allclose(
+        member(x).detach().numpy(), model.module_(x)[1].detach().numpy(), rtol=1e-13
+    )
+
+
+def test_input_gradient_penalty_is_by_the_standardised_input(data):
+    X, y, fresh = data
+    params = {**FAST, "dreg": None, "igpen_lambda": 0.1}
+    model = CRClassifier(**params).fit(X, y)
+    H = _standardised(model, fresh)
+    codes = torch.as_tensor(np.searchsorted(model.classes_, y[: len(fresh)]))
+    net = model.net_
+    net.module_.eval()
+    output, stream_result = net.objective.forward(net.module_, H)
+    _, terms = net.objective.loss(net.criterion_, output, stream_result, codes)
+    module = model.module_
+    h = H.clone().requires_grad_(True)
+    losses = net.criterion_(module(h * module.input_scale + module.input_mean), codes)
+    (grad,) = torch.autograd.grad(losses.sum(), h)
+    want = grad.square().sum(dim=1).mean()
+    assert abs(terms["igpen"] - float(want)) < 1e-10 * float(want)
+
+
+def test_ordinal_stream_is_by_the_standardised_input(data):
+    X, y, fresh = data
+    y3 = np.digitize(X[:, 0], np.quantile(X[:, 0], [1 / 3, 2 / 3]))
+    model = CROrdinalRegressor(
+        n_projections="exact", stream_rows=None, n_members=1, **FAST
+    ).fit(X, y3)
+    H = _standardised(model, fresh)
+    got = _output_term(model, H)
+    want = _reference(model, H)
+    assert float(abs(got - want) / want) < 1e-10
+
+
+def test_input_space_model_round_trips_and_warm_starts(data, tmp_path):
+    X, y, fresh = data
+    params = {**FAST, "dtype": "float32", "warm_start": True}
+    model = CRClassifier(**params).fit(X, y)
+    path = tmp_path / "model.safetensors"
+    save_model(model, path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(
+        loaded.predict_proba(fresh), model.predict_proba(fresh)
+    )
+    # A warm start continues in the same space, from the loaded weights.
+    loaded.fit(X, y)
+    assert loaded.net_.module_.stream_width == X.shape[1]
+    assert loaded.n_iter_ == 2 * model.n_iter_
