@@ -405,6 +405,7 @@ _PARAMS_ADDED = {
     "oob_score": False,
     "beta_1": 0.9,
     "beta_2": 0.999,
+    "dreg_space": "encoded",
 }
 
 
@@ -533,8 +534,9 @@ def _check_params(estimator, params, name):
     """Set ``estimator``'s parameters to ``params``, validated as in ``fit``."""
     if not isinstance(params, dict):
         raise bad(name, "missing parameters")
-    params = params | {k: v for k, v in _PARAMS_ADDED.items() if k not in params}
     valid = set(type(estimator)().get_params(deep=False))
+    added = {k: v for k, v in _PARAMS_ADDED.items() if k in valid - set(params)}
+    params = params | added
     if set(params) != valid:
         raise ValueError(
             f"{name!r} has parameters that do not match "
