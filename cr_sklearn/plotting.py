@@ -57,7 +57,8 @@ def _pre_activations(module, X):
 
     handles = [m.register_forward_pre_hook(hook) for m in acts]
     try:
-        module(torch.as_tensor(np.asarray(X, dtype=np.float64)))
+        # torch.tensor copies: X may be read-only.
+        module(torch.tensor(np.asarray(X, dtype=np.float64)))
     finally:
         for handle in handles:
             handle.remove()

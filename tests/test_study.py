@@ -360,3 +360,48 @@ def test_ordered_categorical_reaches_ordinal_models_and_scorers(library):
             cv=cv,
             progress=False,
         )
+
+
+# A fresh interpreter: torch shows its read-only warning once per process.
+_READ_ONLY_STUDY = """
+import sys
+import warnings
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from cr_sklearn import CRClassifier
+from cr_sklearn.cli import main
+from cr_sklearn.datasets import load_pima
+from cr_sklearn.study import data_fraction_study
+
+X, y = load_pima(return_X_y=True)
+X, y = np.array(X[:150]), np.array(y[:150])
+X.flags.writeable = False
+y.flags.writeable = False
+warnings.simplefilter("error")
+warnings.simplefilter("ignore", ConvergenceWarning)
+model = CRClassifier((8,), max_iter=2)
+data_fraction_study({"CR": model}, X, y, fractions=(1.0,), cv=2, progress=False)
+# The command's tables: pandas frames, read-only arrays under copy-on-write.
+status = main(["evaluate", "--models", "CR", "--folds", "2", "--repeats", "1",
+               "--n-jobs", "1", "--no-progress", "--out", sys.argv[1]])
+print("status", status)
+"""
+
+
+def test_a_study_on_read_only_input_raises_no_warning(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_ONLY_STUDY, str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "status 0" in done.stdout
+    assert "not writable" not in done.stderr

@@ -226,3 +226,54 @@ def test_stream_rows_subset_fits_are_reproducible():
     a = CRClassifier(**params).fit(X, y).predict_proba(X)
     b = CRClassifier(**params).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(a, b)
+
+
+# A fresh interpreter: torch shows its read-only warning once per process, so
+# a warning raised by an earlier test would hide this one.
+_READ_ONLY_FITS = """
+import warnings
+import matplotlib
+matplotlib.use("Agg")
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from cr_sklearn import CRClassifier, CROrdinalRegressor, confidence_signals
+from cr_sklearn.plotting import ActivationDisplay
+
+X, y = make_classification(n_samples=120, n_features=4, n_informative=3,
+                           n_redundant=0, n_classes=3, random_state=0)
+w = np.linspace(0.5, 1.5, len(y))
+for a in (X, y, w):
+    a.flags.writeable = False
+warnings.simplefilter("error")
+warnings.simplefilter("ignore", ConvergenceWarning)
+for model in (
+    CRClassifier((8,), max_iter=2, dropout=0.1, random_state=0),
+    CRClassifier((8,), max_iter=2, encoding_bins=4, n_members=2, random_state=0),
+    CROrdinalRegressor((8,), max_iter=2, random_state=0),
+):
+    model.fit(X, y, sample_weight=w)
+    model.predict(X)
+    model.predict_proba(X)
+    model.jacobian(X[:5])
+model = CRClassifier((8,), max_iter=2, dropout=0.1, random_state=0).fit(X, y)
+confidence_signals(model, X, "mc_dropout", n_passes=2, random_state=0)
+ActivationDisplay.from_estimator(model, X)
+print("no warning")
+"""
+
+
+def test_read_only_inputs_raise_no_warning():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_ONLY_FITS],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "no warning" in done.stdout

@@ -167,9 +167,11 @@ def _outputs(module, X, n_passes=1):
     """``(rows, pass, output)``: ``module`` on chunks of ``X``, as float64 arrays."""
     X = check_array(X, dtype=np.float64)
     param = next(module.parameters())
+    # A view of X where numpy allows it; a copy of a read-only chunk.
+    as_tensor = torch.as_tensor if X.flags.writeable else torch.tensor
     for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
         sl = slice(start, start + _MC_CHUNK_ROWS)
-        xb = torch.as_tensor(X[sl], dtype=param.dtype, device=param.device)
+        xb = as_tensor(X[sl], dtype=param.dtype, device=param.device)
         for t in range(n_passes):
             yield sl, t, module(xb).detach().double().cpu().numpy()
 
