@@ -1,6 +1,8 @@
 """Confidence signals: orientation, ordinal definitions, MC dropout."""
 
 import copy
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -78,6 +80,53 @@ def test_mc_dropout_is_seeded_and_leaves_the_model_alone(cr, data):
     np.testing.assert_array_equal(cr.predict_proba(X), before)
     few = confidence_signals(cr, X, "mc_dropout", n_passes=2, random_state=1)
     assert few["mc_dropout"].shape == (len(X),)
+
+
+def test_seeded_mc_dropout_and_a_seeded_fit_beside_it_are_thread_safe(cr, data):
+    # Seeded signals from 6 threads equal the serial ones, and a seeded fit
+    # with dropout running beside them equals its serial self: the dropout
+    # passes draw from a generator of their own, not torch's global one.
+    X, y = data
+
+    def signal(seed):
+        return confidence_signals(cr, X, "mc_dropout", random_state=seed)["mc_dropout"]
+
+    def fit():
+        model = CRClassifier(**{**SMALL, "max_iter": 60}, dropout=0.3)
+        return model.fit(X, y).predict_proba(X)
+
+    serial = [signal(seed) for seed in range(3)]
+    fitted = fit()
+    start = threading.Barrier(7)
+    done = threading.Event()
+
+    def worker(first):
+        start.wait()
+        results, calls = [], 0
+        # At least 3 calls each, and more while the fit runs.
+        while calls < 3 or (not done.is_set() and calls < 200):
+            seed = (first + calls) % 3
+            results.append((seed, signal(seed)))
+            calls += 1
+        return results
+
+    def fitter():
+        start.wait()
+        try:
+            return fit()
+        finally:
+            done.set()
+
+    with ThreadPoolExecutor(7) as pool:
+        fitting = pool.submit(fitter)
+        workers = [pool.submit(worker, i) for i in range(6)]
+        results = [r for w in workers for r in w.result()]
+    assert len(results) >= 18
+    mismatched = [
+        seed for seed, got in results if not np.array_equal(got, serial[seed])
+    ]
+    assert mismatched == []
+    np.testing.assert_array_equal(fitting.result(), fitted)
 
 
 def test_mc_dropout_needs_dropout(data):

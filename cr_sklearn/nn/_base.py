@@ -122,9 +122,14 @@ class BaseCRNetwork(nn.Module):
     input_mean, input_scale : torch.Tensor of shape (n_features,)
         Buffers of the standardisation ``(x - mean) / scale``; penalties act on
         the Jacobian with respect to the standardised input.
+    generator : torch.Generator or None
+        Where the dropout masks are drawn from: ``None`` (the default) for
+        torch's global generator, else this one (on the module's device), so
+        that seeded dropout passes do not depend on other threads.
     """
 
     no_decay_patterns = ("*bias", "*coefficients", "*norm.gain")
+    generator = None
 
     def __init__(
         self,
@@ -333,7 +338,9 @@ class BaseCRNetwork(nn.Module):
         if not (self.training and self.dropout > 0):
             return None
         # In place: ``ge_`` writes 1s and 0s in ``h``'s dtype, two ops fewer.
-        keep = torch.rand_like(h).ge_(self.dropout)
+        keep = torch.rand(
+            h.shape, dtype=h.dtype, device=h.device, generator=self.generator
+        ).ge_(self.dropout)
         return keep.div_(1.0 - self.dropout)
 
     def forward_stream(

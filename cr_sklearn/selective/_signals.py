@@ -10,7 +10,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from cr_sklearn import gradient_norms
+from cr_sklearn._tau import gradient_norms
 
 from ._metrics import _check_loss_option, _positions
 
@@ -22,7 +22,7 @@ SIGNALS = tuple(
     "member_disagreement gradient_norm confidence".split()
 )
 _CR_SIGNALS = SIGNALS[2:6]  # input_sensitivity to member_disagreement
-_MC_CHUNK_ROWS = 4096  # rows per forward pass of the MC-dropout network
+_MC_CHUNK_ROWS = 4096  # rows per block of the dropout passes and members
 
 
 def _final_step(estimator):
@@ -141,41 +141,6 @@ def _probability_signals(proba, pred, loss, median):
     return within_one, np.minimum(at - 0.5, 0.5 - below)
 
 
-def _output_proba(final, out, member=0):
-    """Class probabilities from the raw network output ``out`` of ``member``."""
-    if hasattr(final, "cutpoints_"):
-        eta = out[:, 0]
-        cutpoints = np.asarray(final.cutpoints_)
-        if cutpoints.ndim == 2:
-            cutpoints = cutpoints[member]
-        cumulative = 1.0 / (1.0 + np.exp(-(cutpoints[None, :] - eta[:, None])))
-        return np.diff(cumulative, axis=1, prepend=0.0, append=1.0)
-    if out.shape[1] == 1:
-        p1 = 1.0 / (1.0 + np.exp(-out[:, 0]))
-        return np.column_stack([1.0 - p1, p1])
-    shifted = np.exp(out - out.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
-
-
-def _network_proba(final, out):
-    """Class probabilities from the network's output, averaged over members."""
-    members = out if out.ndim == 3 else out[None]
-    return np.mean([_output_proba(final, o, m) for m, o in enumerate(members)], axis=0)
-
-
-def _outputs(module, X, n_passes=1):
-    """``(rows, pass, output)``: ``module`` on chunks of ``X``, as float64 arrays."""
-    X = check_array(X, dtype=np.float64)
-    param = next(module.parameters())
-    # A view of X where numpy allows it; a copy of a read-only chunk.
-    as_tensor = torch.as_tensor if X.flags.writeable else torch.tensor
-    for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
-        sl = slice(start, start + _MC_CHUNK_ROWS)
-        xb = as_tensor(X[sl], dtype=param.dtype, device=param.device)
-        for t in range(n_passes):
-            yield sl, t, module(xb).detach().double().cpu().numpy()
-
-
 def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
     """Minus the spread of the probability signal over dropout passes."""
     if not _has_dropout(final):
@@ -184,19 +149,26 @@ def _mc_dropout(final, X, pred, loss, median, n_passes, random_state):
             f"fitted with dropout={getattr(final, 'dropout_', None)!r}."
         )
     check_is_fitted(final, "module_")
-    # A copy in training mode: the fitted module (and its mode) stay as they are.
+    X = check_array(X, dtype=np.float64)
+    # A copy in training mode: the fitted module (and its mode) stay as they
+    # are. Its masks come from a generator of its own, seeded: reproducible,
+    # whatever other threads draw, and the caller's streams untouched.
     module = copy.deepcopy(final.module_).train()
+    param = next(module.parameters())
     seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-    # manual_seed seeds every device: fork (and restore) all CUDA generators.
-    cuda = next(module.parameters()).device.type == "cuda"
-    devices = list(range(torch.cuda.device_count())) if cuda else []
+    module.generator = torch.Generator(param.device).manual_seed(seed)
     values = np.empty((n_passes, len(pred)))
-    with torch.random.fork_rng(devices=devices), torch.no_grad():
-        # Seeded in the fork: reproducible masks, the caller's stream untouched.
-        torch.manual_seed(seed)
-        for sl, t, out in _outputs(module, X, n_passes):
-            proba = _network_proba(final, out)
-            values[t, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
+    # A view of X where numpy allows it; a copy of a read-only chunk.
+    as_tensor = torch.as_tensor if X.flags.writeable else torch.tensor
+    with torch.no_grad():
+        for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
+            sl = slice(start, start + _MC_CHUNK_ROWS)
+            xb = as_tensor(X[sl], dtype=param.dtype, device=param.device)
+            for t in range(n_passes):
+                out = module(xb).double().cpu().numpy()
+                # The estimator's own probabilities (members averaged).
+                proba = np.exp(final._log_proba(out))
+                values[t, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
     return -values.std(axis=0)
 
 
@@ -208,14 +180,14 @@ def _member_disagreement(final, X, pred, loss, median):
             "signal 'member_disagreement' needs a CR estimator fitted with "
             f"n_members > 1; {type(final).__name__} has one network."
         )
-    # An evaluation copy: the fitted module (and its mode) stay as they are.
-    module = copy.deepcopy(final.module_).eval()
+    X = final._check_X(X)
     values = np.empty((n_members, len(pred)))
-    with torch.no_grad():
-        for sl, _, out in _outputs(module, X):  # out: (members, rows, k)
-            for m in range(n_members):
-                proba = _output_proba(final, out[m], member=m)
-                values[m, sl] = _probability_signals(proba, pred[sl], loss, median)[0]
+    # In blocks of rows: every member's probabilities, for a block at a time.
+    for start in range(0, X.shape[0], _MC_CHUNK_ROWS):
+        sl = slice(start, start + _MC_CHUNK_ROWS)
+        proba = final._member_proba(final._outputs(X[sl]))  # (members, rows, k)
+        for m in range(n_members):
+            values[m, sl] = _probability_signals(proba[m], pred[sl], loss, median)[0]
     return -values.std(axis=0)
 
 
