@@ -1,4 +1,4 @@
-"""The ``cr-sklearn`` command (``study``, ``evaluate``, ``factorial``): parsing only."""
+"""The ``cr-sklearn`` command (``study``, ``evaluate``, ``factorial``, ``compare``)."""
 
 import argparse
 import ast
@@ -246,8 +246,9 @@ def build_parser():
         default="cr_sklearn_factorial",
     )
     _add_parallel_options(fact)
+    compare = _add_compare_parser(sub)
     # An error found after parsing is reported with its sub-command's usage.
-    for command in (study, evaluate, fact):
+    for command in (study, evaluate, fact, compare):
         command.set_defaults(subparser=command)
     return parser
 
@@ -634,6 +635,245 @@ def _save_plot(result, path, title, test):
     plt.close(display.figure_)
 
 
+def _add_compare_parser(sub):
+    """The ``compare`` sub-command: every model on several tables."""
+    compare = sub.add_parser(
+        "compare",
+        help="several tables: mean rank, Friedman, Nemenyi and Holm tests, "
+        "critical-difference diagram; resumes an interrupted run",
+        description="Repeated stratified CV of every model on every table "
+        "(optionally at several training fractions); prints and writes mean "
+        "scores and ranks, Friedman's test with Holm and Nemenyi post-hoc "
+        "tests, wins/ties/losses against the reference per table, and a "
+        "critical-difference diagram. Finished fits are kept in --out/cache: "
+        "the same command run again fits only what is missing.",
+    )
+    compare.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        help="a table: pima, wine-red, wine-white, breast-cancer, digits or "
+        "the path of a CSV file (with --target); repeatable",
+    )
+    compare.add_argument(
+        "--dataset-dir",
+        metavar="DIR",
+        help="a folder whose *.csv files are tables (with --target)",
+    )
+    compare.add_argument("--target", help="label column of the CSV tables")
+    compare.add_argument(
+        "--models",
+        type=_names,
+        help="comma-separated models among CR, LogisticRegression (logreg), SVC, "
+        "RandomForest (rf), XGBoost (xgb), MLP (default: all)",
+    )
+    compare.add_argument(
+        "--fractions",
+        type=_numbers(float, "numbers"),
+        default=[1.0],
+        help="comma-separated fractions of each training fold (default: 1)",
+    )
+    _option(
+        compare, "--repeats", "repeats of stratified k-fold CV", type=int, default=2
+    )
+    _option(compare, "--folds", "folds per repeat", type=int, default=5)
+    _option(compare, "--scoring", "scikit-learn scorer name", default="accuracy")
+    _option(
+        compare,
+        "--test",
+        "paired test over the splits of each table, for wins/ties/losses",
+        choices=("wilcoxon", "corrected_t"),
+        default="corrected_t",
+    )
+    _option(
+        compare,
+        "--reference",
+        "model the others are tested against (default: CR, else the first)",
+        default=None,
+    )
+    _option(
+        compare,
+        "--rope",
+        "half-width of the region of practical equivalence of the Bayesian "
+        "signed-rank test, in score units",
+        type=float,
+        default=0.01,
+    )
+    _option(compare, "--random-state", "seed", type=int, default=0)
+    compare.add_argument(
+        "--cr-param",
+        type=_cr_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of the CR model (CRClassifier), repeatable, as in study",
+    )
+    compare.add_argument(
+        "--no-preprocess",
+        action="store_true",
+        help="no preprocessing of the CSV tables (by default text columns are "
+        "one-hot encoded and missing values imputed inside each training fold)",
+    )
+    _option(
+        compare,
+        "--out",
+        "folder for compare.csv, compare.md, compare.png (and compare_curves.png "
+        "with several fractions), and cache/ of finished fits",
+        default="cr_sklearn_compare",
+    )
+    _add_parallel_options(compare)
+    return compare
+
+
+def _compare_tables(args):
+    """The --dataset and --dataset-dir tables: CSV paths or named (X, y) tuples."""
+    from cr_sklearn.study import load_study_dataset
+    from cr_sklearn.study._datasets import DATASETS
+
+    names = list(args.dataset)
+    if args.dataset_dir:
+        folder = Path(args.dataset_dir)
+        if not folder.is_dir():
+            raise ValueError(f"--dataset-dir {_shown(folder)} is not a folder.")
+        found = sorted(folder.glob("*.csv"))
+        if not found:
+            raise ValueError(f"--dataset-dir {_shown(folder)} has no *.csv files.")
+        names += [os.fspath(p) for p in found]
+    if not names:
+        raise ValueError("Name the tables: --dataset (repeatable) or --dataset-dir.")
+    tables = []
+    for name in names:
+        if name in DATASETS:
+            tables.append((name, *load_study_dataset(name)))
+        elif not os.path.isfile(name):
+            load_study_dataset(name, args.target)  # its error names the problem
+        elif args.target is None:
+            raise ValueError(
+                f"A CSV table needs its label column: --target for {name}."
+            )
+        else:
+            tables.append(Path(name))
+    return tables
+
+
+def _run_compare(args):
+    from cr_sklearn.study import (
+        CriticalDifferenceDisplay,
+        RankCurveDisplay,
+        check_dependencies,
+        compare_study,
+        load_study_dataset,
+        tabular_preprocessor,
+    )
+
+    features = ["tables", "plots"] + (["dask"] if args.backend == "dask" else [])
+    check_dependencies(*features, purpose="cr-sklearn compare")
+    if args.repeats < 1 or args.folds < 2:
+        raise ValueError("--repeats must be >= 1 and --folds >= 2.")
+    models = _select_models(args.models)
+    params = _cr_params(args, models)
+    tables = _compare_tables(args)
+    n_fits = len(models) * len(tables) * len(args.fractions) * args.folds * args.repeats
+    if n_fits > MAX_FITS:
+        raise ValueError(
+            f"{_plural(len(models), 'model')} x {_plural(len(tables), 'table')} x "
+            f"{_plural(len(args.fractions), 'fraction')} x {args.repeats:,} repeats "
+            f"x {args.folds:,} folds is {n_fits:,} fits, above the {MAX_FITS:,} of "
+            "one run."
+        )
+    names = ["compare.csv", "compare.md", "compare.png", "compare_curves.png"]
+    csvs = [t for t in tables if isinstance(t, Path)]
+    _check_out(args.out, names, inputs=csvs)
+    if params:
+        models["CR"] = models["CR"].set_params(**params)
+        first = tables[0]
+        if isinstance(first, Path):
+            X, y = load_study_dataset(
+                os.fspath(first), args.target, as_frame=not args.no_preprocess
+            )
+            preprocessor = None if args.no_preprocess else tabular_preprocessor(X)[0]
+        else:
+            X, y, preprocessor = first[1], first[2], None
+        _trial_fit(models["CR"], X, y, preprocessor, params)
+    cache = Path(args.out) / "cache"
+    print(
+        f"{_plural(len(tables), 'table')} x {_plural(len(models), 'model')} x "
+        f"{_plural(len(args.fractions), 'fraction')} x {args.repeats}x{args.folds} "
+        f"CV = {n_fits} fits (finished fits kept in {_shown(cache)})",
+        file=sys.stderr,
+    )
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    cv = RepeatedStratifiedKFold(
+        n_splits=args.folds, n_repeats=args.repeats, random_state=args.random_state
+    )
+    result, elapsed = _fits(
+        args,
+        compare_study,
+        models,
+        tables,
+        target=args.target,
+        cv=cv,
+        fractions=args.fractions,
+        scoring=args.scoring,
+        cache=cache,
+        preprocess=not args.no_preprocess,
+        random_state=args.random_state,
+    )
+    reference = args.reference or ("CR" if "CR" in result.models else None)
+    reference = result._reference(reference)
+    text = result.to_markdown(reference, test=args.test, rope=args.rope)
+    print(text)
+    fitted = len(result) // len(result.metrics) - result.n_cached
+    print(
+        f"\n{fitted} fits in {elapsed:.0f} s; {result.n_cached} read from the cache.",
+        file=sys.stderr,
+    )
+
+    def plot(display, path):
+        import matplotlib.pyplot as plt
+
+        display.figure_.savefig(path, dpi=120, format="png")
+        plt.close(display.figure_)
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    writers = {
+        "compare.csv": result.to_csv,
+    }
+    pictures = ""
+    try:
+        cd = CriticalDifferenceDisplay.from_result(result)
+    except ValueError as exc:
+        print(f"No critical-difference diagram: {exc}", file=sys.stderr)
+    else:
+        writers["compare.png"] = lambda path: plot(cd, path)
+        pictures += "\n\n![critical differences](compare.png)"
+    if len(result.fractions) > 1:
+        curves = RankCurveDisplay.from_result(result, reference=reference)
+        writers["compare_curves.png"] = lambda path: plot(curves, path)
+        pictures += "\n\n![ranks by fraction](compare_curves.png)"
+    listing = ", ".join(result.tables)
+    report = (
+        f"# Comparison on {_plural(len(result.tables), 'table')}\n\n"
+        f"Tables: {listing}. RepeatedStratifiedKFold({args.folds} folds x "
+        f"{args.repeats} repeats, random_state={args.random_state})"
+        + (
+            ""
+            if result.fractions == [1.0]
+            else "; each training fold subsampled (stratified, nested) to "
+            + ", ".join(f"{f:.0%}" for f in result.fractions)
+        )
+        + f". {len(result) // len(result.metrics)} fits.\n\n"
+        + text
+        + pictures
+        + "\n"
+    )
+    writers["compare.md"] = lambda path: path.write_text(report, encoding="utf-8")
+    return _write_all(args.out, writers)
+
+
 def _run_factorial(args):
     from cr_sklearn.study import FACTORIAL_PRESETS, check_dependencies, factorial_study
 
@@ -675,6 +915,8 @@ def main(argv=None):
     try:
         if args.command == "factorial":
             return _run_factorial(args)
+        if args.command == "compare":
+            return _run_compare(args)
         return _run_study(args, [1.0] if args.command == "evaluate" else args.fractions)
     except (ValueError, ImportError) as exc:
         args.subparser.error(str(exc))
