@@ -112,6 +112,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "weight_decay": [NON_NEGATIVE],
         "spectral_norm": ["boolean"],
         "igpen_lambda": [NON_NEGATIVE],
+        "spread_lambda": [NON_NEGATIVE],
         "standardize": ["boolean"],
         "encoding_bins": [
             Interval(numbers.Integral, 2, None, closed="left"),

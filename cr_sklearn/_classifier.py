@@ -121,6 +121,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         weight_decay=0.0,
         spectral_norm=False,
         igpen_lambda=0.0,
+        spread_lambda=0.0,
         standardize=True,
         encoding_bins="auto",
         dtype="float32",

@@ -30,7 +30,10 @@ activation : {"poly", "relu", "gelu", "tanh", "swish"}
     ``"poly"`` is the learnable polynomial (PolyLayer); the others are
     fixed activations with closed-form derivatives.
 degree : int
-    Degree of the polynomial activation.
+    Degree of the polynomial activation, from 1 to 30. Higher degrees raise a
+    ``ValueError`` before any work: their arithmetic is not accurate (two
+    float64 evaluations of a trained network differ by over 1e-6 of its
+    derivatives from degree 32 on, and float32 training diverges from 33).
 dreg : {"stream", "local"} or None
     DREG penalty. ``"stream"``: mean over the :math:`L` layers of the
     squared Frobenius norm of each layer's Jacobian with respect to the
@@ -107,6 +110,14 @@ spectral_norm : bool
 igpen_lambda : float
     Strength of the input-gradient penalty computed by double
     backpropagation (a baseline regulariser for comparisons with DREG).
+spread_lambda : float
+    Strength of a penalty on the spread of the per-sample output-gradient
+    norms (:func:`~cr_sklearn.nn.gradient_spread`): the squared
+    coefficient of variation of the rows' squared norms of the output
+    layer's Jacobian (centred over the outputs), read from the stream (in
+    ``dreg_space``, with ``n_projections`` and ``stream_rows``). Scale-free
+    like tau, it evens the gradient's norm over the data where DREG shrinks
+    its scale; 0 switches it off.
 standardize : bool
     Standardise the features inside the network (training mean and
     standard deviation); Jacobians stay with respect to ``X``.

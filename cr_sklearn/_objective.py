@@ -1,13 +1,14 @@
 """The training objective of the CR estimators (private).
 
 One object holds what a training step minimises: the per-sample data loss
-(the estimator's criterion), the DREG penalty and the input-gradient penalty
-with their strengths, and the stream plan (which rows and how many random
-directions carry the Jacobian stream). The estimators build it from the
-fit's plan; the skorch net calls it in ``infer`` and ``get_loss``; growth
-and plots call :meth:`TrainingObjective.data_loss` instead of recomposing
-the loss. Sample weights weigh every term: a weight is a repetition of the
-row, for the penalties as for the data loss.
+(the estimator's criterion), the DREG penalty, the spread of the output-
+gradient norms and the input-gradient penalty with their strengths, and the
+stream plan (which rows and how many random directions carry the Jacobian
+stream). The estimators build it from the fit's plan; the skorch net calls
+it in ``infer`` and ``get_loss``; growth and plots call
+:meth:`TrainingObjective.data_loss` instead of recomposing the loss. Sample
+weights weigh every term: a weight is a repetition of the row, for the
+penalties as for the data loss.
 """
 
 import dataclasses
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from ._plan import stream_rule
-from .nn import PENALTIES, input_gradient_penalty, random_directions
+from .nn import PENALTIES, gradient_spread, input_gradient_penalty, random_directions
 
 __all__ = []
 
@@ -72,7 +73,7 @@ class StreamPlan:
 
 @dataclass(frozen=True)
 class TrainingObjective:
-    """Data loss + ``dreg_lambda`` * DREG + ``igpen_lambda`` * IGPen.
+    """Data loss plus the DREG, spread and input-gradient penalties, each weighted.
 
     Parameters
     ----------
@@ -82,13 +83,16 @@ class TrainingObjective:
         Strength of the DREG penalty; 0 switches it off.
     igpen_lambda : float
         Strength of the double-backprop input-gradient penalty.
+    spread_lambda : float
+        Strength of :func:`~cr_sklearn.nn.gradient_spread` (reads the stream).
     stream : StreamPlan
-        How the Jacobian stream is carried when the penalty needs it.
+        How the Jacobian stream is carried when a penalty needs it.
     """
 
     dreg: str | None = None
     dreg_lambda: float = 0.0
     igpen_lambda: float = 0.0
+    spread_lambda: float = 0.0
     stream: StreamPlan = StreamPlan()
 
     @classmethod
@@ -98,15 +102,17 @@ class TrainingObjective:
         ``stream_width``: the columns the stream differentiates by.
         """
         dreg = None if plan.dreg is None or plan.dreg_lambda == 0 else plan.dreg
+        spread = float(getattr(plan, "spread_lambda", 0.0))
         stream = StreamPlan()
         # The registry says which penalties read the Jacobian stream.
-        if dreg is not None and PENALTIES[dreg].needs == "stream":
+        if spread > 0 or (dreg is not None and PENALTIES[dreg].needs == "stream"):
             directions = stream_rule(plan.n_projections, stream_width)
             stream = StreamPlan(directions, plan.stream_rows)
         return cls(
             dreg=dreg,
             dreg_lambda=0.0 if dreg is None else float(plan.dreg_lambda),
             igpen_lambda=float(plan.igpen_lambda),
+            spread_lambda=spread,
             stream=stream,
         )
 
@@ -118,21 +124,23 @@ class TrainingObjective:
     def forward(self, module, X, sample_weight=None):
         """Training forward pass: ``(output, stream_result)``.
 
-        ``stream_result`` is ``(inputs, StreamOutput)``: what the penalties
-        need (the stream only when the DREG penalty reads it). With
+        ``stream_result`` is ``(inputs, StreamOutput, weight)``: what the
+        penalties need (the stream only when a penalty reads it). With
         ``sample_weight`` (``(batch,)``, or ``(batch, M)`` for members), each
         row the stream carries is scaled by the square root of its weight,
-        so the stream penalty is the weighted mean of the squared norms.
+        so the stream penalty is the weighted mean of the squared norms;
+        ``weight`` is those rows' weights (members first), else ``None``.
         """
         penalty = self.penalty
         if self.igpen_lambda > 0:
             X = X.detach().requires_grad_(True)
         rows, directions = self.stream.sample(X, module.stream_width)
-        scale = None
+        scale = weight = None
         if sample_weight is not None and directions is not None:
             weight = sample_weight if rows is None else sample_weight[rows]
-            scale = weight.to(X.dtype).sqrt()
-            scale = scale.T if scale.dim() == 2 else scale
+            weight = weight.to(X.dtype)
+            weight = weight.T if weight.dim() == 2 else weight
+            scale = weight.sqrt()
         result = module.forward_stream(
             X,
             directions,
@@ -140,7 +148,7 @@ class TrainingObjective:
             rows=rows,
             stream_scale=scale,
         )
-        return result.output, (X, result)
+        return result.output, (X, result, weight)
 
     @staticmethod
     def data_loss(criterion, output, y, sample_weight=None):
@@ -175,12 +183,12 @@ class TrainingObjective:
         loss : torch.Tensor
             A scalar to differentiate.
         terms : dict
-            ``{"penalty": ..., "igpen": ...}`` (unscaled values, as floats)
-            for the terms that are on.
+            ``{"penalty": ..., "spread": ..., "igpen": ...}`` (unscaled values,
+            as floats) for the terms that are on.
         """
         per_sample, loss = self.data_loss(criterion, output, y, sample_weight)
         terms = {}
-        inputs, result = stream_result
+        inputs, result, stream_weight = stream_result
         penalty = self.penalty
         if penalty is not None:
             if penalty.needs != "stream" and sample_weight is not None:
@@ -189,6 +197,10 @@ class TrainingObjective:
             value = penalty.function(result)
             terms["penalty"] = value.item()
             loss = loss + self.dreg_lambda * value
+        if self.spread_lambda > 0:
+            value = gradient_spread(result, stream_weight)
+            terms["spread"] = value.item()
+            loss = loss + self.spread_lambda * value
         if self.igpen_lambda > 0:
             value = input_gradient_penalty(
                 criterion(output, y.to(output.device)), inputs, sample_weight

@@ -277,6 +277,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         weight_decay=0.0,
         spectral_norm=False,
         igpen_lambda=0.0,
+        spread_lambda=0.0,
         standardize=True,
         encoding_bins="auto",
         dtype="float32",

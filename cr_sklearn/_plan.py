@@ -328,6 +328,8 @@ class FitPlan:
     # What the stream and IGPen differentiate by, with an input encoding
     # (a default, so that plans saved before the field existed load).
     dreg_space: str = "encoded"
+    # The output-gradient spread penalty's strength (0 in older plans).
+    spread_lambda: float = 0.0
 
     @property
     def cv_folds(self):
@@ -471,4 +473,5 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
         ),
         verbose=int(params["verbose"]),
         dreg_space=params["dreg_space"],
+        spread_lambda=float(params["spread_lambda"]),
     )

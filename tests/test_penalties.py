@@ -10,6 +10,7 @@ from cr_sklearn import CRClassifier
 from cr_sklearn.nn import (
     PENALTIES,
     CRNetwork,
+    gradient_spread,
     input_gradient_penalty,
     local_dreg,
     stream_dreg,
@@ -185,6 +186,8 @@ def _data():
         (dict(dreg="local"), {(None, True)}),
         (dict(dreg="stream"), {("exact", True)}),
         (dict(dreg="stream", n_projections=2), {(2, True)}),
+        (dict(dreg=None, spread_lambda=0.1), {("exact", False)}),
+        (dict(dreg="local", spread_lambda=0.1), {("exact", True)}),
     ],
 )
 def test_training_computes_the_stream_only_when_a_penalty_needs_it(
@@ -203,3 +206,90 @@ def test_local_dreg_of_a_network_without_hidden_layers_is_zero():
     result = net.forward_stream(torch.randn(5, 3), None, derivatives=True)
     penalty = local_dreg(result)
     assert penalty.shape == () and float(penalty) == 0.0
+
+
+def _centred_output_norms(net, x):
+    """``||J_b - mean_o J_b||_F^2`` per row by autograd (by the standardised input)."""
+    h0 = (x - net.input_mean) / net.input_scale
+
+    def f(v):
+        for layer, act in zip(net.hidden, net.activations, strict=True):
+            v = act(layer(v))
+        return net.output(v)
+
+    jac = vmap(jacfwd(f))(h0)
+    return (jac - jac.mean(dim=1, keepdim=True)).square().sum(dim=(1, 2))
+
+
+@pytest.mark.parametrize("activation", ["poly", "gelu"])
+def test_gradient_spread_is_the_squared_cv_of_the_rows_norms(activation):
+    net, x = _network(activation)
+    norms = _centred_output_norms(net, x)
+    expected = norms.var(unbiased=False) / norms.mean().square()
+    value = gradient_spread(net.forward_stream(x, "exact"))
+    torch.testing.assert_close(value, expected, rtol=1e-12, atol=0)
+    assert value.item() > 0.01  # a nonlinear network: the check is not 0 = 0
+
+
+def test_gradient_spread_of_a_linear_network_is_zero():
+    # Every row has the same gradient: no spread, and no NaN from 0 / 0.
+    net = CRNetwork(3, 2, hidden_layer_sizes=()).double()
+    x = torch.randn(5, 3, dtype=torch.float64)
+    assert float(gradient_spread(net.forward_stream(x, "exact"))) == pytest.approx(
+        0.0, abs=1e-12
+    )
+    flat = CRNetwork(3, 2, hidden_layer_sizes=(4,)).double()
+    with torch.no_grad():
+        flat.output.weight.zero_()
+    assert float(gradient_spread(flat.forward_stream(x, "exact"))) == 0.0
+
+
+def test_gradient_spread_weights_are_repetitions():
+    net, x = _network()
+    weight = torch.tensor([2.0, 1.0, 0.0, 1.0, 3.0, 1.0, 1.0], dtype=torch.float64)
+    repeated = torch.repeat_interleave(x, weight.long(), dim=0)
+    expected = gradient_spread(net.forward_stream(repeated, "exact"))
+    # The stream scales each row's Jacobian by the root of its weight.
+    scaled = net.forward_stream(x, "exact", stream_scale=weight.sqrt())
+    torch.testing.assert_close(
+        gradient_spread(scaled, weight), expected, rtol=1e-12, atol=0
+    )
+
+
+def test_gradient_spread_gradient_is_finite_with_zero_weights():
+    net, x = _network(sizes=(4, 3), n_features=3, n_outputs=2)
+    weight = torch.tensor([0.0, 1.0, 0.0, 2.0, 1.0, 0.0, 1.0], dtype=torch.float64)
+    result = net.forward_stream(x, "exact", stream_scale=weight.sqrt())
+    gradient_spread(result, weight).backward()
+    grads = [p.grad for p in net.parameters() if p.grad is not None]
+    assert grads and all(bool(torch.isfinite(g).all()) for g in grads)
+
+
+def test_gradient_spread_passes_gradcheck():
+    net, x = _network("poly", sizes=(4, 3), n_features=3, n_outputs=2)
+    params, call = _parameters_and_call(net)
+
+    def f(*values):
+        return gradient_spread(call(values, x))
+
+    assert torch.autograd.gradcheck(f, params, eps=1e-6, atol=1e-7, rtol=1e-5)
+
+
+def test_spread_lambda_evens_the_reported_gradient_norms():
+    # The outcome a user reads: tau of held-out rows, by the package's rule.
+    from sklearn.datasets import load_breast_cancer
+
+    from cr_sklearn import gradient_norms, gradient_tail_ratio
+
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(0)
+    test = rng.permutation(len(y))[:200]
+    train = np.setdiff1d(np.arange(len(y)), test)
+    taus = {}
+    for spread in (0.0, 0.1):
+        model = CRClassifier(
+            encoding_bins=None, spread_lambda=spread, max_iter=40, random_state=0
+        ).fit(X[train], y[train])
+        taus[spread] = gradient_tail_ratio(gradient_norms(model, X[test]))
+        assert model.score(X[test], y[test]) > 0.9
+    assert taus[0.1] < 0.7 * taus[0.0]

@@ -18,6 +18,7 @@ from .ordinal import ORDINAL_HEADS, CORALLoss, CumulativeLinkLoss, OrdinalHead
 from .penalties import (
     PENALTIES,
     Penalty,
+    gradient_spread,
     input_gradient_penalty,
     local_dreg,
     stream_dreg,
@@ -46,6 +47,7 @@ __all__ = [
     "PolyActivation",
     "ResidualCRNetwork",
     "StreamOutput",
+    "gradient_spread",
     "input_gradient_penalty",
     "local_dreg",
     "make_activation",

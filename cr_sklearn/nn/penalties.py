@@ -8,6 +8,7 @@ import torch
 __all__ = [
     "PENALTIES",
     "Penalty",
+    "gradient_spread",
     "input_gradient_penalty",
     "local_dreg",
     "stream_dreg",
@@ -42,6 +43,59 @@ def stream_dreg(result):
         squares = [j.square().sum() for j in result.jacobians]
     # Started at the first term: a start of 0 would add an op.
     return sum(squares[1:], squares[0]) / (batch * len(result.jacobians))
+
+
+def gradient_spread(result, weight=None):
+    r"""The spread of the per-sample output-gradient norms (squared CV).
+
+    .. math:: \frac{\operatorname{Var}_b s_b}{(\operatorname{mean}_b s_b)^2},
+              \quad s_b = \lVert (I - \tfrac{1}{o} \mathbf{1}\mathbf{1}^\top)
+              J^{(b)} \rVert_F^2
+
+    over the rows ``b`` the stream carried, with :math:`J^{(b)}` the output
+    layer's Jacobian (times the directions) centred over the ``o`` outputs (a
+    common shift of the logits changes no probability). Scale-free, like the
+    gradient tail ratio tau, and 0 when every row sees a gradient of the same
+    norm (an Eikonal-type constraint whose target norm is left free); a
+    squared-norm penalty such as :func:`stream_dreg` controls the scale
+    instead. With random directions each ``s_b`` is an unbiased estimate, and
+    the ratio is estimated with a bias that grows with their noise.
+
+    Parameters
+    ----------
+    result : StreamOutput
+        From ``forward_stream`` with a Jacobian stream.
+    weight : torch.Tensor of shape (rows,) or (members, rows), optional
+        The rows' weights, when the stream scaled each row's Jacobian by the
+        root of its weight (``stream_scale``): the weighted mean and variance
+        of the unscaled norms are then used, and rows of weight 0 drop out.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar: with a member axis, the sum of the members' values.
+    """
+    if result.jacobians is None:
+        raise ValueError("gradient_spread needs a forward pass with a Jacobian stream.")
+    jac = result.jacobians[-1]  # (..., rows, n_outputs, directions)
+    if jac.shape[-2] > 1:
+        jac = jac - jac.mean(dim=-2, keepdim=True)
+    squares = jac.square().sum(dim=(-2, -1))  # (..., rows), times the weights
+    if weight is None:
+        weight = torch.ones_like(squares)
+    weight = weight.to(squares.dtype).expand_as(squares)
+    total = weight.sum(dim=-1)
+    mean = squares.sum(dim=-1) / total
+    # sum_b w_b s_b^2 from the scaled w_b s_b: (w_b s_b)^2 / w_b, 0 where w_b = 0
+    # (divided by 1 there: a 0 / 0 would put NaN in the gradient).
+    held = weight > 0
+    second = torch.where(held, squares.square() / torch.where(held, weight, 1.0), 0.0)
+    second = second.sum(dim=-1)
+    second = second / total
+    # A flat network (every norm 0) has no spread to penalise.
+    tiny = torch.finfo(squares.dtype).tiny
+    ratio = (second - mean.square()).clamp_min(0.0) / mean.square().clamp_min(tiny)
+    return ratio.sum()
 
 
 def local_dreg(result):
