@@ -3,9 +3,10 @@
 Provenance headers, markdown tables, the shared preprocessing, repeated
 stratified splits, fits in joblib workers with one thread each, and the
 machinery of the two suites (``suites.py``): models, the baseline cache,
-size bands, paired differences, the adoption rule of issue 39 and the
-report. A configuration is a :class:`Config`; ``run.py`` finds them in the
-modules it names and runs one from the command line.
+tau on shared test rows (cached apart), size bands, paired differences, the
+adoption rules of issues 39 and 46 and the report. A configuration is a
+:class:`Config`; ``run.py`` finds them in the modules it names and runs one
+from the command line.
 """
 
 import argparse
@@ -17,6 +18,7 @@ import json
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Callable
@@ -39,6 +41,14 @@ MIN_ROWS_FRACTION = 1000
 PREPROCESSING = (
     "v1: numeric median impute + StandardScaler; categorical constant "
     "'missing' impute + OneHotEncoder(drop='if_binary', handle_unknown='ignore')"
+)
+#: The most test rows of a split that tau is measured on (every model the same).
+TAU_ROWS = 1000
+# In the tau cache key: bump when the rule or the rows of tau change.
+TAU_RULE = (
+    "v1: gradient_tail_ratio(gradient_norms(model, Z_test[rows])), q=99, "
+    "step=1e-3, scale=the rows' spread; rows: at most 1,000 of the test fold, "
+    "numpy default_rng(split index).choice without replacement, sorted"
 )
 #: The size bands every suite figure is reported by, smallest first.
 BANDS = ("under 2,000", "2,000-20,000", "above 20,000")
@@ -406,7 +416,9 @@ class Task:
     versions : dict of str to tuple of str
         Packages in the header and the cache key.
     diagnostics : tuple of str
-        Scores summarised by their median (tau).
+        Scores summarised by their median; ``"tau"`` among them: tau is
+        measured by the harness (:func:`tau_scores`) for the CR models and
+        ``tau_baselines``, and pooled per table.
     fractions : bool
         Whether ``--fraction`` is offered.
     max_train_rows : dict of str to int
@@ -416,6 +428,12 @@ class Task:
     per_table, list_columns : callable or None
         Extra report lines ``per_table(means, models, cr_models)``; extra
         listing columns ``list_columns(table) -> dict``.
+    tau_baselines : tuple of str
+        The models other than CR's whose tau is measured (cached apart from
+        their scores).
+    candidate_rules : callable or None
+        Report lines after the issue-39 rule when candidates ran:
+        ``candidate_rules(task, results, candidates)``.
     """
 
     name: str
@@ -437,6 +455,8 @@ class Task:
     scoring: str = "v1"
     per_table: Callable | None = None
     list_columns: Callable | None = None
+    tau_baselines: tuple = ()
+    candidate_rules: Callable | None = None
 
     @property
     def primary(self):
@@ -625,15 +645,142 @@ def read_cache(task, cache_dir, table, spec, split, fraction):
 
 
 def write_cache(task, cache_dir, table, spec, split, fraction, scores):
-    """Store a baseline result (CR models are never cached)."""
+    """Store a baseline result (CR models are never cached).
+
+    Tau and its norms are left out: they are cached apart
+    (:func:`write_tau_cache`).
+    """
     if cache_dir is None or spec.is_cr:
         return
+    scores = {k: v for k, v in scores.items() if k not in TAU_FIELDS}
     path = _cache_path(task, cache_dir, table, spec, split, fraction)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(scores, sort_keys=True) + "\n")
 
 
-def fit_and_score(task, spec, X, y, train, test, fraction, seed):
+# -- tau on shared test rows -------------------------------------------------------
+
+#: The fields of a fit that tau gives (never in the score cache).
+TAU_FIELDS = ("tau", "norms", "tau_time", "tau_error")
+
+
+def has_tau(task, spec):
+    """Whether ``task`` measures the tau of ``spec`` (CR models, ``tau_baselines``)."""
+    return "tau" in task.diagnostics and (spec.is_cr or spec.name in task.tau_baselines)
+
+
+def tau_rows(n_test, seed, max_rows=TAU_ROWS):
+    """Positions in a test fold of the rows tau is measured on.
+
+    Every model of a split gets the same rows: at most ``max_rows`` of the
+    fold, drawn without replacement by ``numpy.random.default_rng(seed)``
+    (``seed``: the split's index) and sorted; the whole fold when smaller.
+
+    Parameters
+    ----------
+    n_test : int
+        Rows of the test fold.
+    seed : int
+    max_rows : int, default=TAU_ROWS
+
+    Returns
+    -------
+    rows : ndarray of int
+    """
+    if n_test <= max_rows:
+        return np.arange(n_test)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n_test, size=max_rows, replace=False))
+
+
+def tau_scores(spec, model, Z_rows):
+    """Tau of a fitted model on ``Z_rows`` by the one rule, with its norms.
+
+    ``gradient_tail_ratio(gradient_norms(model, Z_rows))``; a rule set is
+    read through its fitted estimator.
+
+    Returns
+    -------
+    scores : dict
+        ``tau``, ``norms`` (list of float) and ``tau_time`` (seconds, apart
+        from the fit's); on failure ``tau`` NaN, ``norms`` None and
+        ``tau_error``.
+    """
+    from cr_sklearn import gradient_norms, gradient_tail_ratio
+
+    if spec.is_cr and hasattr(model, "rules"):
+        model = model.estimator_
+    start = time.perf_counter()
+    try:
+        norms = np.asarray(gradient_norms(model, Z_rows), dtype=float)
+        tau = gradient_tail_ratio(norms)
+    except Exception as exc:  # a failed tau must not lose the fit's scores
+        error = f"{type(exc).__name__}: {exc}"
+        return {"tau": np.nan, "norms": None, "tau_error": error}
+    seconds = time.perf_counter() - start
+    return {"tau": float(tau), "norms": norms.tolist(), "tau_time": seconds}
+
+
+def tau_key(task, table, spec, split, fraction=1.0):
+    """12 hex digits of what a baseline's tau depends on (its fit, :data:`TAU_RULE`)."""
+    content = {
+        "fit": cache_key(task, table, spec, split, fraction),
+        "tau": TAU_RULE,
+        "max_rows": TAU_ROWS,
+    }
+    text = json.dumps(content, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _tau_path(task, cache_dir, table, spec, split, fraction):
+    key = tau_key(task, table, spec, split, fraction)
+    return Path(cache_dir) / table.name / f"{spec.name}-{split}-{key}.tau.json"
+
+
+def read_tau_cache(task, cache_dir, table, spec, split, fraction):
+    """A baseline's cached tau (``tau``, ``norms``, ``tau_time``), or None."""
+    if cache_dir is None or spec.is_cr:
+        return None
+    path = _tau_path(task, cache_dir, table, spec, split, fraction)
+    if not path.is_file():
+        return None
+    stored = json.loads(path.read_text())
+    return {k: stored[k] for k in ("tau", "norms", "tau_time")}
+
+
+def write_tau_cache(task, cache_dir, table, spec, split, fraction, scores):
+    """Store a baseline's tau and per-row norms, apart from its scores."""
+    if cache_dir is None or spec.is_cr or scores.get("norms") is None:
+        return
+    path = _tau_path(task, cache_dir, table, spec, split, fraction)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stored = {"rule": TAU_RULE, **{k: scores[k] for k in ("tau", "norms", "tau_time")}}
+    path.write_text(json.dumps(stored, sort_keys=True) + "\n")
+
+
+def pooled_tau(norms):
+    """Tau pooled over splits: ``gradient_tail_ratio`` of their norm arrays.
+
+    Each split's norms over their own mean, then concatenated; splits
+    without norms (None, NaN) are left out; NaN when none has any.
+    """
+    from cr_sklearn import gradient_tail_ratio
+
+    parts = [
+        np.asarray(n, dtype=float)
+        for n in norms
+        if isinstance(n, list | tuple | np.ndarray) and len(n)
+    ]
+    return gradient_tail_ratio(parts) if parts else float("nan")
+
+
+# -- fits -------------------------------------------------------------------------
+
+#: What a fit computes: the task's scores and (for the models with tau) tau.
+FIT_PARTS = ("scores", "tau")
+
+
+def fit_and_score(task, spec, X, y, train, test, fraction, seed, parts=FIT_PARTS):
     """Fit one model on one split and score it, one thread.
 
     Parameters
@@ -648,39 +795,49 @@ def fit_and_score(task, spec, X, y, train, test, fraction, seed):
         Part of the training fold to train on (stratified), before the
         model's cap of ``task.max_train_rows``.
     seed : int
-        Seed of the model and of the subsamples.
+        Seed of the model and of the subsamples, and of the tau rows
+        (:func:`tau_rows`).
+    parts : tuple of str, default=FIT_PARTS
+        ``"scores"``: the task's scores and fit time; ``"tau"``: tau on the
+        tau rows (:func:`has_tau` models only), after the timed fit.
 
     Returns
     -------
     scores : dict
-        ``task.score_columns`` (``fit_time``: the fit alone, seconds),
-        ``n_train`` and ``n_test``.
+        With ``"scores"``: ``task.score_columns`` (``fit_time``: the fit
+        alone, seconds), ``n_train`` and ``n_test``; with ``"tau"``:
+        ``tau`` and ``norms`` (see :func:`tau_scores`).
     """
     train = subsample(train, y, float(fraction), seed)
     cap = task.max_train_rows.get(spec.name)
     if cap is not None:
         train = subsample(train, y, int(cap), seed)
+    out = {}
     with one_thread():
         pre = make_preprocessing(X).fit(X.iloc[train])
         Z_train, Z_test = pre.transform(X.iloc[train]), pre.transform(X.iloc[test])
         model = task.build_model(spec, seed)
         fit_time = timed(model.fit, Z_train, y[train])
-        scores = task.score(spec, model, Z_test, y[test])
-    scores = {**scores, "fit_time": float(fit_time)}
-    return {
-        **{name: scores[name] for name in task.score_columns},
-        "n_train": int(len(train)),
-        "n_test": int(len(test)),
-    }
+        if "scores" in parts:
+            scores = task.score(spec, model, Z_test, y[test])
+            scores = {"tau": np.nan, **scores, "fit_time": float(fit_time)}
+            out = {name: scores[name] for name in task.score_columns}
+            out |= {"n_train": int(len(train)), "n_test": int(len(test))}
+        if "tau" in parts and has_tau(task, spec):
+            out |= tau_scores(spec, model, Z_test[tau_rows(len(test), seed)])
+    return out
 
 
-def _fit_task(task, args):
+def _fit_task(task, args, parts=FIT_PARTS):
     """Scores of one fit; a failed fit gives NaN scores and its error."""
     try:
-        return fit_and_score(task, *args)
+        return fit_and_score(task, *args, parts=parts)
     except Exception as exc:  # one failed fit must not end a long run
+        error = f"{type(exc).__name__}: {exc}"
+        if "scores" not in parts:  # a refit for tau: the cached scores stand
+            return {"tau": float("nan"), "norms": None, "tau_error": error}
         nan = dict.fromkeys(task.score_columns, float("nan"))
-        return {**nan, "error": f"{type(exc).__name__}: {exc}"}
+        return {**nan, "error": error}
 
 
 def run_suite(
@@ -697,6 +854,9 @@ def run_suite(
 ):
     """Fit every model on every split of every table.
 
+    A baseline whose scores are cached but whose tau (:func:`has_tau`) is
+    not is refitted for its tau alone; its cached scores stand.
+
     Parameters
     ----------
     task : Task
@@ -711,8 +871,10 @@ def run_suite(
     Returns
     -------
     results : DataFrame
-        A row per table, model and split: scores, ``band``, ``cached`` and
-        ``error`` for failed fits (their scores NaN).
+        A row per table, model and split: scores, ``band``, ``cached``
+        (the scores), ``tau_refit`` (a fit for tau alone), ``norms`` (the
+        per-row gradient norms of tau, or None), ``error`` for failed fits
+        (their scores NaN) and ``tau_error`` for failed tau.
     """
     rows, jobs = [], []
     for table in tables:
@@ -722,24 +884,44 @@ def run_suite(
                 key = {"table": table.name, "model": spec.name, "split": split}
                 key["band"] = size_band(table.n_rows)
                 cached = read_cache(task, cache_dir, table, spec, split, fraction)
-                if cached is not None:
-                    rows.append({**key, **cached, "cached": True})
+                tau = None
+                if has_tau(task, spec):
+                    tau = read_tau_cache(task, cache_dir, table, spec, split, fraction)
+                parts = ("scores",) if cached is None else ()
+                parts += ("tau",) if has_tau(task, spec) and tau is None else ()
+                if not parts:
+                    rows.append({**key, **cached, **(tau or {}), "cached": True})
                 else:
                     args = (spec, X, y, train, test, fraction, split)
-                    jobs.append((key, table, spec, args))
+                    jobs.append((key, table, spec, args, parts, cached, tau))
     # The largest tables first, so that no long fit is left for the end alone.
     jobs.sort(key=lambda job: -job[1].n_rows)
-    calls = [(task, job[3]) for job in jobs]
+    calls = [(task, job[3], job[4]) for job in jobs]
     for i, scores in parallel(_fit_task, calls, n_jobs, progress):
-        key, table, spec, _ = jobs[i]
-        if "error" in scores:
-            print(f"error {key}: {scores['error']}", file=sys.stderr)
-        else:
-            write_cache(task, cache_dir, table, spec, key["split"], fraction, scores)
-        rows.append({**key, **scores, "cached": False})
+        key, table, spec, _, parts, cached, tau = jobs[i]
+        for name in ("error", "tau_error"):
+            if name in scores:
+                print(f"{name} {key}: {scores[name]}", file=sys.stderr)
+        place = (task, cache_dir, table, spec, key["split"], fraction)
+        if "scores" in parts and "error" not in scores:
+            write_cache(*place, scores)
+        if "tau" in parts:
+            write_tau_cache(*place, scores)
+        refit = "scores" not in parts
+        # A cached tau (not refitted) replaces the NaN placeholder of the fit.
+        row = {**key, **(cached or {}), **scores, **(tau or {}), "cached": refit}
+        rows.append({**row, "tau_refit": refit})
     results = pd.DataFrame(rows)
     if results.empty:
         return results
+    for name in task.score_columns:  # old cache files may lack a diagnostic
+        if name not in results:
+            results[name] = np.nan
+    if "tau" in task.diagnostics and "norms" not in results:
+        results["norms"] = None
+    if "tau_refit" not in results:
+        results["tau_refit"] = False
+    results["tau_refit"] = results["tau_refit"].fillna(False).astype(bool)
     rank = {t.name: i for i, t in enumerate(tables)}
     model_rank = {s.name: i for i, s in enumerate(specs)}
     order = results.assign(
@@ -755,7 +937,9 @@ def per_table(task, results):
     """Mean scores per table and model; medians of fit time and diagnostics.
 
     Returns a DataFrame indexed by ``(table, model)``: the metrics,
-    ``fit_time``, the diagnostics, ``n_splits`` and ``band``.
+    ``fit_time``, the diagnostics, ``n_splits``, ``band`` and, where the
+    results have tau's norms, ``pooled_tau`` (:func:`pooled_tau` over the
+    splits).
     """
     grouped = results.groupby(["table", "model"], sort=False)
     primary = task.primary.name
@@ -766,6 +950,8 @@ def per_table(task, results):
         means[name] = grouped[name].median()
     means["n_splits"] = grouped[primary].count()
     means["band"] = grouped["band"].first()
+    if "norms" in results:
+        means["pooled_tau"] = grouped["norms"].agg(lambda n: pooled_tau(list(n)))
     return pd.DataFrame(means)
 
 
@@ -961,6 +1147,261 @@ def adoption(task, results, candidate, reference="CR"):
     return checks, all(ok for _, _, ok in checks)
 
 
+# -- tau across the models and the adoption rule (issue 46) -------------------------
+
+#: The models whose tau a candidate's is compared with (rule 46 (c)).
+TAU_REFERENCES = ("MLP", "SVC")
+#: The linear model whose gap to CR the nonlinear tables keep (rule 46 (b)).
+LINEAR = "LogisticRegression"
+#: Rule 46 (a): the least lower bound of the accuracy difference's interval
+#: (points) and the greatest upper bound of the log-loss difference's.
+RULE46_ACCURACY = -0.3
+RULE46_LOG_LOSS = 0.005
+#: Rule 46 (c): the least share of tables where tau is below both references',
+#: and the greatest median of ``tau / min(references' tau)``.
+RULE46_TAU_SHARE = 0.8
+RULE46_TAU_RATIO = 0.9
+
+
+def tau_comparison(means, model, references=TAU_REFERENCES):
+    """``model``'s pooled tau against the lowest of ``references``'.
+
+    Over the tables where ``model`` and every reference have a pooled tau.
+
+    Parameters
+    ----------
+    means : DataFrame
+        From :func:`per_table`.
+    model : str
+    references : tuple of str, default=TAU_REFERENCES
+
+    Returns
+    -------
+    below : int
+        Tables where ``model``'s tau is below every reference's.
+    tables : int
+    ratio : float
+        Median over those tables of ``tau / min(references' tau)``; NaN
+        without tables.
+    """
+    if "pooled_tau" not in means:
+        return 0, 0, float("nan")
+    tau = means["pooled_tau"].unstack("model")
+    names = [model, *references]
+    if any(name not in tau for name in names):
+        return 0, 0, float("nan")
+    tau = tau[names].dropna()
+    if tau.empty:
+        return 0, 0, float("nan")
+    lowest = tau[list(references)].min(axis=1)
+    below = int((tau[model] < lowest).sum())
+    return below, len(tau), float(np.median(tau[model] / lowest))
+
+
+def tau_section(means, models, cr_models=()):
+    """Every model's pooled tau per table, then a summary line per model."""
+    if "pooled_tau" not in means or means["pooled_tau"].isna().all():
+        return []
+    tau = means["pooled_tau"].unstack("model").reindex(columns=models)
+    band = means["band"].groupby(level="table").first()
+    tables = list(dict.fromkeys(means.index.get_level_values("table")))
+    rows = [[t, band[t], *(fmt(tau.loc[t, m], 2) for m in models)] for t in tables]
+    lines = [
+        "",
+        "## Tau per table",
+        "",
+        "Tau pooled over the splits: `gradient_norms` of each model on the same",
+        f"rows of each test fold (at most {TAU_ROWS:,}, drawn with the split's index),",
+        "each split's norms over their own mean, then p99 / mean",
+        "(`gradient_tail_ratio` of the splits' norms); '-' where a model has no",
+        "tau (trees) or no fit.",
+        "",
+        *markdown_table(["table", "band", *models], rows),
+    ]
+    compared = all(r in models for r in TAU_REFERENCES)
+    summary = []
+    for m in models:
+        if tau[m].isna().all():
+            continue
+        below = ratio = "-"
+        if compared and m not in TAU_REFERENCES:
+            k, n, r = tau_comparison(means, m)
+            below, ratio = f"{k} of {n}", fmt(r, 2)
+        summary.append([m, fmt(tau[m].median(), 2), below, ratio])
+    if not compared:
+        lines += ["", "Per model: the median over the tables of its pooled tau.", ""]
+        summary = [row[:2] for row in summary]
+        return lines + markdown_table(["model", "median pooled tau"], summary)
+    references = " and ".join(f"{r}'s" for r in TAU_REFERENCES)
+    lines += [
+        "",
+        "Per model: the median over the tables of its pooled tau, the tables",
+        f"where it is below both {references} (of those where the three",
+        "have tau) and the median over them of tau / min(tau of "
+        f"{', '.join(TAU_REFERENCES)}).",
+        "",
+        *markdown_table(
+            [
+                "model",
+                "median pooled tau",
+                f"below {' and '.join(TAU_REFERENCES)}",
+                f"median tau / min({', '.join(TAU_REFERENCES)})",
+            ],
+            summary,
+        ),
+    ]
+    return lines
+
+
+def rule46(task, results, candidate, reference="CR", nonlinear=()):
+    """The adoption rule of issue 46 for ``candidate`` against ``reference``.
+
+    Over the run's tables, paired over the same splits: (a) the corrected
+    95% interval of the accuracy difference (:func:`band_differences`, all
+    tables) lies above :data:`RULE46_ACCURACY` points and that of log-loss
+    below :data:`RULE46_LOG_LOSS`, and no size band is worse beyond its
+    interval in either; (b) on the ``nonlinear`` tables the accuracy
+    difference ``candidate - reference`` (the change of the lead over
+    :data:`LINEAR`) is not below 0 beyond its interval; (c) the pooled tau
+    is below both :data:`TAU_REFERENCES`' on at least
+    :data:`RULE46_TAU_SHARE` of the tables and the median of ``tau /
+    min(theirs)`` is at most :data:`RULE46_TAU_RATIO`; (d) the ratio of the
+    medians over the tables under 2,000 rows of each table's median fit time
+    is at most :data:`MAX_FIT_RATIO`.
+
+    Parameters
+    ----------
+    task : Task
+        Its metrics include ``accuracy`` (in points) and ``log_loss``.
+    results : DataFrame
+        From :func:`run_suite` (``norms`` for (c)).
+    candidate, reference : str
+    nonlinear : collection of str, default=()
+        The tables tagged nonlinear.
+
+    Returns
+    -------
+    checks : list of (str, str, str, bool)
+        Criterion letter, condition, the measured numbers, whether it holds.
+    passed : bool
+    """
+    metrics = {m.name: m for m in task.metrics}
+    acc, loss = metrics["accuracy"], metrics["log_loss"]
+    ratio = test_train_ratio(results[results["model"].isin([candidate, reference])])
+    bands = {
+        m.name: band_differences(task, results, candidate, reference, ratio, m)
+        for m in (acc, loss)
+    }
+    checks = []
+    for m, bound in ((acc, RULE46_ACCURACY), (loss, RULE46_LOG_LOSS)):
+        d = bands[m.name].get("all")
+        above = m.higher_is_better
+        side = "above" if above else "below"
+        unit = " points" if m.scale == 100 else ""
+        name = f"{m.label} difference's interval {side} {bound:+g}{unit}, all tables"
+        if d is None:
+            checks.append(("a", name, "no paired splits", False))
+            continue
+        ok = d["low"] > bound if above else d["high"] < bound
+        checks.append(("a", name, _band_cell(m, d), bool(ok)))
+    for band in BANDS:
+        for m in (acc, loss):
+            d = bands[m.name].get(band)
+            if d is None:
+                continue
+            worse = d["high"] < 0 if m.higher_is_better else d["low"] > 0
+            name = f"band {band}: {m.label} not worse beyond its interval"
+            checks.append(("a", name, _band_cell(m, d), not worse))
+    chosen = results[results["table"].isin(set(nonlinear))]
+    d = band_differences(task, chosen, candidate, reference, ratio, acc).get("all")
+    name = (
+        f"nonlinear tables: {acc.label} lead over {LINEAR} kept "
+        f"({candidate} - {reference} not below 0 beyond its interval)"
+    )
+    if d is None:
+        checks.append(("b", name, "no nonlinear table in the run", False))
+    else:
+        measured = f"{_band_cell(acc, d)} on {_tables(d['tables'])}"
+        if LINEAR in set(chosen["model"]):
+            leads = [
+                band_differences(task, chosen, m, LINEAR, ratio, acc)["all"]["mean"]
+                for m in (candidate, reference)
+            ]
+            measured += (
+                f"; mean lead over {LINEAR}: {candidate} {leads[0]:+.2f}, "
+                f"{reference} {leads[1]:+.2f}"
+            )
+        checks.append(("b", name, measured, not d["high"] < 0))
+    means = per_table(task, results)
+    k, n, r = tau_comparison(means, candidate)
+    k0, n0, r0 = tau_comparison(means, reference)
+    refs = " and ".join(TAU_REFERENCES)
+    theirs = " and ".join(f"{r}'s" for r in TAU_REFERENCES)
+    share = f"pooled tau below {theirs} on >= {RULE46_TAU_SHARE:.0%} of the tables"
+    middle = f"median tau / min(tau of {refs}) <= {RULE46_TAU_RATIO:g}"
+    if n == 0:
+        missing = f"no table with the pooled tau of {candidate}, {refs}"
+        checks += [("c", share, missing, False), ("c", middle, missing, False)]
+    else:
+        measured = f"{k} of {n} ({k / n:.0%}); {reference}: {k0} of {n0}"
+        checks.append(("c", share, measured, k / n >= RULE46_TAU_SHARE))
+        measured = f"{r:.2f}; {reference}: {fmt(r0, 2)}"
+        checks.append(("c", middle, measured, bool(r <= RULE46_TAU_RATIO)))
+    small = means[means["band"] == BANDS[0]]["fit_time"].unstack("model")
+    name = f"median fit under 2,000 rows <= {MAX_FIT_RATIO:g}x {reference}'s"
+    both = small.reindex(columns=[candidate, reference]).dropna()
+    if both.empty:
+        checks.append(("d", name, "no tables under 2,000 rows", False))
+    else:
+        fit = both[candidate].median() / both[reference].median()
+        measured = (
+            f"{fit:.2f}x on {_tables(len(both))} (ratio of the medians over the "
+            "tables of each table's median fit; timed in this run)"
+        )
+        checks.append(("d", name, measured, bool(fit <= MAX_FIT_RATIO)))
+    return checks, all(ok for *_, ok in checks)
+
+
+def _tables(n):
+    return f"{n} table" + ("" if n == 1 else "s")
+
+
+def rule46_section(task, results, candidates, reference="CR", nonlinear=()):
+    """The report's section on the adoption rule of issue 46, per candidate."""
+    if not candidates:
+        return []
+    refs = " and ".join(f"{r}'s" for r in TAU_REFERENCES)
+    text = (
+        f"Each candidate against {reference} (the defaults), paired over the same "
+        "splits: (a) the 95% interval of the accuracy difference (normal, from "
+        "the tables' Nadeau-Bengio corrected variances, n_test / n_train of the "
+        f"two models' fits) lies above {RULE46_ACCURACY:+g} points and that of "
+        f"log-loss below {RULE46_LOG_LOSS:+g}, and no size band is worse beyond "
+        "its interval; (b) on the tables tagged nonlinear, the accuracy "
+        f"difference (candidate - {reference}: the change of the lead over "
+        f"{LINEAR}) is not below 0 beyond its interval; (c) the pooled tau is "
+        f"below both {refs} on >= {RULE46_TAU_SHARE:.0%} of the tables where "
+        "the three have tau, and the median of tau / min(theirs) is <= "
+        f"{RULE46_TAU_RATIO:g}; (d) the median fit under 2,000 rows is <= "
+        f"{MAX_FIT_RATIO:g}x {reference}'s, timed in this run (the default Pima "
+        "fit, median of 5 alternating runs, is timed apart)."
+    )
+    wrapped = textwrap.wrap(text, 78, break_on_hyphens=False)
+    lines = ["", "## Adoption rule (issue 46)", "", *wrapped]
+    for name in candidates:
+        checks, passed = rule46(task, results, name, reference, nonlinear)
+        rows = [
+            [f"({c}) {condition}", measured, "PASS" if ok else "FAIL"]
+            for c, condition, measured, ok in checks
+        ]
+        failed = ", ".join(dict.fromkeys(f"({c})" for c, *_, ok in checks if not ok))
+        verdict = "**PASS**" if passed else f"**FAIL** on {failed}"
+        lines += ["", f"### {name}", ""]
+        lines += markdown_table(["criterion", "measured", "result"], rows)
+        lines += ["", f"Verdict, {name}: {verdict} (rule 46 on this run's tables)."]
+    return lines
+
+
 # -- the report -----------------------------------------------------------------
 
 
@@ -1021,12 +1462,23 @@ def suite_report(task, results, specs, skipped, head):
         return "\n".join([*lines, "", "No results."]) + "\n"
     fits = results[results["model"] != BEFORE]  # --against rows are not fits
     cached = int(fits["cached"].sum())
-    lines += ["", f"Fits: {len(fits)}, of which {cached} from the cache."]
+    line = f"Fits: {len(fits)}, of which {cached} from the cache"
+    refits = int(fits["tau_refit"].sum()) if "tau_refit" in fits else 0
+    if refits:
+        line += f" ({refits} of them refitted for tau alone)"
+    lines += ["", line + "."]
     if "error" in results:
         failed = results.dropna(subset=["error"])
         lines += ["", f"Failed fits ({len(failed)}; their scores are left out):", ""]
         lines += [
             f"- {r.table}, {r.model}, split {r.split}: {r.error}"
+            for r in failed.itertuples()
+        ]
+    if "tau_error" in results:
+        failed = results.dropna(subset=["tau_error"])
+        lines += ["", f"Failed tau ({len(failed)}; left out of the pooled tau):", ""]
+        lines += [
+            f"- {r.table}, {r.model}, split {r.split}: {r.tau_error}"
             for r in failed.itertuples()
         ]
     models = [s.name for s in specs if s.name in set(results["model"])]
@@ -1095,7 +1547,10 @@ def suite_report(task, results, specs, skipped, head):
         ]
         lines += markdown_table(["table", *others], rows)
     if "CR" in cr_models:
-        lines += candidates_section(task, results, [c for c in cr_models if c != "CR"])
+        candidates = [c for c in cr_models if c != "CR"]
+        lines += candidates_section(task, results, candidates)
+        if task.candidate_rules is not None and candidates:
+            lines += task.candidate_rules(task, results, candidates)
     return "\n".join(lines) + "\n"
 
 
@@ -1292,8 +1747,8 @@ def suite_command(task, args):
         cache_dir=None if args.no_cache else args.cache_dir,
         progress=not args.no_progress,
     )
-    if args.records is not None:
-        results.to_csv(args.records, index=False)
+    if args.records is not None:  # per-split tau kept, its norms not
+        results.drop(columns="norms", errors="ignore").to_csv(args.records, index=False)
     if args.against is not None and not results.empty:
         results = pd.concat([results, read_against(args.against, results)])
         specs = [*specs, ModelSpec(BEFORE, "records")]
@@ -1309,6 +1764,15 @@ def suite_command(task, args):
         notes.append(
             f"{name} trains on at most {cap:,} rows of each training "
             "fold (a stratified subsample seeded by the split)."
+        )
+    with_tau = [s.name for s in specs if has_tau(task, s)]
+    if with_tau:
+        notes.append(
+            f"Tau of {', '.join(with_tau)}: `gradient_tail_ratio(gradient_norms("
+            f"model, Z))` on the same at most {TAU_ROWS:,} rows of each test fold "
+            "for every model (drawn with the split's index), per table pooled "
+            "over the splits; not in the fit time. Baselines' tau is cached "
+            f"apart from their scores; rule: {TAU_RULE}."
         )
     for spec in specs:
         if spec.is_cr:

@@ -8,11 +8,19 @@ split's index and one thread (LightGBM ``n_jobs=1``, CatBoost
 ``thread_count=1``); a model whose package is missing is named and skipped.
 SVC and RealMLP-TD train on at most ``suite_tables.SVC_MAX_ROWS`` and
 ``suite_tables.REALMLP_MAX_ROWS`` rows of a training fold.
-Scores: accuracy, log-loss, fit time and, for CR models, tau
-(``gradient_tail_ratio`` of ``gradient_norms`` on the test fold, the one rule).
+Scores: accuracy, log-loss, fit time and tau for the CR models,
+LogisticRegression, SVC, MLP and RealMLP-TD (the trees have none: '-').
 
 ``ordinal``: CROrdinalRegressor (``CR``) against LogisticRegression,
-RandomForest and mord's LogisticAT, by MAE on the ranks and accuracy.
+RandomForest and mord's LogisticAT, by MAE on the ranks and accuracy; tau
+for the CR models.
+
+Tau, the one rule: ``gradient_tail_ratio(gradient_norms(model, Z))`` on the
+same rows ``Z`` of each split's test fold for every model (at most 1,000,
+drawn with the split's index: ``harness.tau_rows``), after the timed fit and
+outside the fit time. A baseline's tau (its per-row norms) is cached apart
+from its scores, under ``harness.TAU_RULE``: cached scores stay valid, and a
+baseline with cached scores but no cached tau is refitted for its tau alone.
 
 Both: the tables of ``suite_tables.py`` / ``ordinal_tables.py`` (``--list``),
 the shared preprocessing fitted on each training fold, 5x2 repeated
@@ -22,7 +30,22 @@ in ``benchmarks/.cache``; every figure overall and per size band (under
 a CR variant (``encode_bins`` puts a PiecewiseLinearEncoder in front); the
 report then ends with its paired differences per band and the adoption rule
 of issue 39. Tune on the tuning half; run the confirmation half once per
-adopted candidate::
+adopted candidate.
+
+The report's sections: the summary overall and per band; per table the mean
+of each metric and the median fit time; "Tau per table": each model's tau
+pooled over the splits (each split's norms over their own mean, then p99 /
+mean), '-' for a model without tau, and per model the median pooled tau over
+the tables, the tables where it is below both MLP's and SVC's (of those where
+the three have tau) and the median of tau / min(tau_MLP, tau_SVC); each CR
+model minus every other model per table; with candidates, their paired
+differences by band, the adoption rule of issue 39 and, in the classification
+suite, that of issue 46 (``harness.rule46``: (a) accuracy and log-loss
+intervals overall and per band, (b) the lead over LogisticRegression on the
+tables tagged nonlinear, (c) tau against MLP's and SVC's, (d) the fit time
+under 2,000 rows; PASS/FAIL per criterion and a verdict). ``--records``
+writes every fit's scores, tau of each split included (not its norms).
+Commands::
 
     python benchmarks/run.py suite --list --markdown
     python benchmarks/run.py suite --split tune --repeats 1 --tables pima,mid
@@ -40,10 +63,10 @@ from harness import (
     Task,
     add_suite_arguments,
     build_cr,
-    fmt,
-    markdown_table,
+    rule46_section,
     suite_command,
     suite_output,
+    tau_section,
 )
 
 BASELINES = ("LogisticRegression", "SVC", "RandomForest", "XGBoost", "MLP")
@@ -96,34 +119,25 @@ def build_classifier(spec, seed):
 
 
 def score_classifier(spec, model, Z_test, y_test):
-    """Accuracy, log-loss (NaN without ``predict_proba``) and tau (CR only)."""
+    """Accuracy and log-loss (NaN without ``predict_proba``).
+
+    Tau is the harness's (``harness.tau_scores``), on the split's tau rows.
+    """
     from sklearn.metrics import accuracy_score, log_loss
 
-    from cr_sklearn import gradient_norms, gradient_tail_ratio
-
     pred = np.ravel(model.predict(Z_test))  # CatBoost answers a column
-    loss = tau = np.nan
+    loss = np.nan
     if hasattr(model, "predict_proba"):
         loss = log_loss(y_test, model.predict_proba(Z_test), labels=model.classes_)
-    if spec.is_cr:
-        # A rule set's fitted estimator, or the model (a pipeline's steps too).
-        network = getattr(model, "estimator_", model)
-        tau = gradient_tail_ratio(gradient_norms(network, Z_test))
-    return {
-        "accuracy": float(accuracy_score(y_test, pred)),
-        "log_loss": float(loss),
-        "tau": float(tau),
-    }
+    return {"accuracy": float(accuracy_score(y_test, pred)), "log_loss": float(loss)}
 
 
-def _tau_section(means, models, cr_models):
-    if not cr_models:
-        return []
-    tau = means["tau"].unstack("model")
-    rows = [[t, *(fmt(tau.loc[t, m], 3) for m in cr_models)] for t in tau.index]
-    lines = ["", "Median tau over the splits (p99 / mean of the test fold's norms"]
-    lines += ["by `gradient_norms`, the one rule):", ""]
-    return lines + markdown_table(["table", *cr_models], rows)
+#: The suite's tables tagged nonlinear (rule 46 (b)).
+NONLINEAR = frozenset(t.name for t in suite_tables.TABLES if t.nonlinear)
+
+
+def _rule46(task, results, candidates):
+    return rule46_section(task, results, candidates, nonlinear=NONLINEAR)
 
 
 def build_ordinal(spec, seed):
@@ -179,12 +193,14 @@ SUITE = Task(
         "pytabkit": ("pytabkit",),
     },
     diagnostics=("tau",),
+    tau_baselines=("LogisticRegression", "SVC", "MLP", "RealMLP-TD"),
     fractions=True,
     max_train_rows={
         "SVC": suite_tables.SVC_MAX_ROWS,
         "RealMLP-TD": suite_tables.REALMLP_MAX_ROWS,
     },
-    per_table=_tau_section,
+    per_table=tau_section,
+    candidate_rules=_rule46,
     list_columns=lambda t: {"nonlinear": {None: "-"}.get(t.nonlinear, t.nonlinear)},
 )
 
@@ -206,6 +222,8 @@ ORDINAL = Task(
     optional={"mord": "mord"},
     versions={"scikit-learn": ("scikit-learn",), "mord": ("mord",)},
     scoring="v1: MAE and accuracy on ranks 0..K-1",
+    diagnostics=("tau",),
+    per_table=tau_section,
     list_columns=lambda t: {"ordered levels": " < ".join(t.levels)},
 )
 

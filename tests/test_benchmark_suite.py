@@ -8,6 +8,7 @@ table (a few seconds) to check the stored shapes.
 
 import importlib.util
 import json
+import re
 
 import numpy as np
 import pytest
@@ -259,9 +260,10 @@ def test_tau_is_by_the_one_rule_of_gradient_norms(params):
     X, y, train, test = narrow_test_fold()
     spec = harness.ModelSpec("CR", "cr", tuple({"max_iter": 3, **params}.items()))
     model = harness.build_cr(CRClassifier, dict(spec.params), 0).fit(X[train], y[train])
-    scores = suites.score_classifier(spec, model, X[test], y[test])
+    scores = harness.tau_scores(spec, model, X[test])
     expected = gradient_tail_ratio(gradient_norms(model, X[test]))
     assert scores["tau"] == pytest.approx(expected, rel=1e-9)
+    assert "tau" not in suites.score_classifier(spec, model, X[test], y[test])
     network, inputs = harness.cr_network(model)
     by_training = gradient_tail_ratio(network.input_gradient_norms(inputs(X[test])))
     assert abs(by_training - expected) > 1e-3
@@ -285,13 +287,21 @@ def test_a_tiny_run_writes_the_report_by_band_and_caches_baselines(tmp_path, cap
         assert section in text
     assert "### 2,000-20,000 rows" not in text  # no table of that band ran
     assert "| iris | under 2,000 | 2 | " in text
+    # Tau of both models, pooled over the splits.
+    assert "## Tau per table" in text
+    assert re.search(r"\| iris \| under 2,000 \| \d+\.\d\d \| \d+\.\d\d \|", text)
     files = sorted(p.name for p in (cache / "iris").iterdir())
     assert [f.split("-")[:2] for f in files] == [
         ["LogisticRegression", "0"],
+        ["LogisticRegression", "0"],
+        ["LogisticRegression", "1"],
         ["LogisticRegression", "1"],
     ]
-    scores = json.loads((cache / "iris" / files[0]).read_text())
+    scores, tau = (json.loads((cache / "iris" / f).read_text()) for f in files[:2])
+    if "norms" in scores:  # the tau file first
+        scores, tau = tau, scores
     assert 0 <= scores["accuracy"] <= 1 and scores["n_train"] == 75
+    assert "tau" not in scores and len(tau["norms"]) == 75
     _run(capsys, *argv)
     assert "Fits: 4, of which 2 from the cache." in output.read_text()
 

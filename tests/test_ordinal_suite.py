@@ -4,6 +4,8 @@
 tests read the registry's stored metadata and run one tiny table end to end.
 """
 
+import re
+
 import pytest
 from conftest import load_benchmark
 
@@ -111,5 +113,10 @@ def test_tiny_end_to_end_run(capsys, tmp_path):
     assert "## short minus each model, per table" in text
     assert "mean gap overall improves by >= 0.005 MAE" in text
     assert "Failed fits" not in text
+    # CR's tau (and the candidate's), pooled over the splits; none for LogisticAT.
+    assert "## Tau per table" in text
+    assert re.search(
+        r"\| arthritis \| under 2,000 \| \d+\.\d\d \| - \| \d+\.\d\d \|", text
+    )
     # The baseline is cached, the CR candidate is not.
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 2

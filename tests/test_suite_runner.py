@@ -2,8 +2,9 @@
 
 ``benchmarks`` is not a package: its modules are imported by path. A toy task
 (small tables, scikit-learn models, a loss where lower is better) is run
-through the harness: models, the cache, the fits, the summaries by size band,
-the paired differences, the adoption rule, the report and the listing.
+through the harness: models, the cache, the fits, tau on shared test rows and
+its cache, the summaries by size band, the paired differences, the adoption
+rules of issues 39 and 46, the report and the listing.
 """
 
 import argparse
@@ -63,17 +64,19 @@ REGISTRY = types.SimpleNamespace(
 def _build_model(spec, seed):
     from sklearn.dummy import DummyClassifier
     from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
 
     if spec.is_cr:
         return LogisticRegression(random_state=seed, **dict(spec.params))
     if spec.kind == "broken":
         return LogisticRegression(C=-1.0)  # refused at fit
+    if spec.kind == "curved":  # gradient norms that differ from row to row
+        return SVC()
     return DummyClassifier(strategy="most_frequent")
 
 
 def _score(spec, model, Z_test, y_test):
-    loss = float(np.mean(model.predict(Z_test) != y_test))
-    return {"tau": 1.5 if spec.is_cr else np.nan, "loss": loss}
+    return {"loss": float(np.mean(model.predict(Z_test) != y_test))}
 
 
 TASK = harness.Task(
@@ -82,13 +85,14 @@ TASK = harness.Task(
     title="Toy suite",
     registry=REGISTRY,
     estimator="ToyRegressor",
-    models=("CR", "Dummy", "Broken"),
-    kinds={"CR": "cr", "Broken": "broken"},
+    models=("CR", "Dummy", "Broken", "Curved", "Twin"),
+    kinds={"CR": "cr", "Broken": "broken", "Curved": "curved", "Twin": "curved"},
     build_model=_build_model,
     score=_score,
     metrics=(Metric("loss", "loss", higher_is_better=False, digits=3),),
     margin=0.01,
     diagnostics=("tau",),
+    tau_baselines=("Curved", "Twin"),
 )
 FRACTION_TASK = dataclasses.replace(TASK, fractions=True)
 
@@ -146,9 +150,12 @@ def test_a_fit_gives_the_task_columns_on_a_fraction_and_under_a_cap():
     train, test = harness.make_splits(y, 1)[0]
     (spec,) = _specs("CR")
     scores = harness.fit_and_score(TASK, spec, X, y, train, test, 0.5, 0)
-    assert list(scores) == ["loss", "fit_time", "tau", "n_train", "n_test"]
+    assert list(scores)[:5] == ["loss", "fit_time", "tau", "n_train", "n_test"]
+    assert set(list(scores)[5:]) == {"norms", "tau_time"}
     assert (scores["n_train"], scores["n_test"]) == (15, 30)
-    assert 0 <= scores["loss"] < 0.5 and scores["tau"] == 1.5
+    # A linear model: the same gradient everywhere, tau 1.
+    assert 0 <= scores["loss"] < 0.5 and scores["tau"] == pytest.approx(1, abs=1e-6)
+    assert len(scores["norms"]) == 30
     capped = dataclasses.replace(TASK, max_train_rows={"CR": 10})
     scores = harness.fit_and_score(capped, spec, X, y, train, test, 1.0, 0)
     assert (scores["n_train"], scores["n_test"]) == (10, 30)
@@ -471,3 +478,290 @@ def test_markdown_cells_are_escaped_and_values_formatted():
         "Command: `python benchmarks/run.py pima --n-jobs 2`",
     ]
     assert lines[-1] == "note" and "commit" in lines[4]
+
+
+# -- tau on shared test rows, its cache and the pooled tau ------------------------
+
+
+def test_tau_rows_are_at_most_a_thousand_seeded_by_the_split():
+    rows = harness.tau_rows(5000, 3)
+    assert len(rows) == 1000 and len(set(rows)) == 1000 and np.all(np.diff(rows) > 0)
+    assert rows.max() < 5000
+    np.testing.assert_array_equal(rows, harness.tau_rows(5000, 3))
+    assert not np.array_equal(rows, harness.tau_rows(5000, 4))
+    np.testing.assert_array_equal(harness.tau_rows(600, 3), np.arange(600))
+
+
+def test_every_model_of_a_split_gets_its_tau_on_the_same_rows():
+    # Two identical curved models (a CR model's tau is the same rule): equal
+    # norms, split by split, only if they read the same rows; and those rows
+    # are the split's seeded draw of 1,000 of its 1,200 test rows.
+    from sklearn.svm import SVC
+
+    from cr_sklearn import gradient_norms
+
+    def build(spec, seed):
+        return SVC() if spec.is_cr else _build_model(spec, seed)
+
+    task = dataclasses.replace(TASK, build_model=build)
+    large = TABLES[1]
+    specs = _specs("CR", "Dummy", "Curved", "Twin")
+    results = harness.run_suite(task, [large], specs, 1, progress=False)
+    norms = results.set_index(["model", "split"])["norms"]
+    assert pd.isna(norms[("Dummy", 0)])  # no tau for it
+    X, y = _load_table(large)
+    for split, (train, test) in enumerate(harness.make_splits(y, 1)):
+        first = np.asarray(norms[("Curved", split)])
+        assert len(test) == 1200 and first.shape == (1000,)
+        np.testing.assert_array_equal(first, norms[("Twin", split)])
+        np.testing.assert_allclose(first, norms[("CR", split)], rtol=1e-9)
+        rows = np.sort(np.random.default_rng(split).choice(1200, 1000, replace=False))
+        pre = harness.make_preprocessing(X).fit(X.iloc[train])
+        model = build(ModelSpec("CR", "cr"), split).fit(
+            pre.transform(X.iloc[train]), y[train]
+        )
+        expected = gradient_norms(model, pre.transform(X.iloc[test[rows]]))
+        np.testing.assert_allclose(first, expected, rtol=1e-9)
+        assert first.std() > 0.01 * first.mean()  # rows tell apart
+    assert not np.allclose(norms[("Curved", 0)][:50], norms[("Curved", 1)][:50])
+
+
+def test_tau_is_cached_apart_and_the_cached_scores_stay_valid(tmp_path):
+    table = TABLES[0]
+    specs = _specs("Dummy", "Curved")
+    kwargs = dict(cache_dir=tmp_path, progress=False)
+    first = harness.run_suite(TASK, [table], specs, 1, **kwargs)
+    curved = specs[1]
+    keys = {s: harness.cache_key(TASK, table, curved, s) for s in (0, 1)}
+    score_files = {
+        s: tmp_path / "small" / f"Curved-{s}-{k}.json" for s, k in keys.items()
+    }
+    tau_files = sorted((tmp_path / "small").glob("*.tau.json"))
+    assert [p.name.split("-")[:2] for p in tau_files] == [
+        ["Curved", "0"],
+        ["Curved", "1"],
+    ]
+    assert all(p.is_file() for p in score_files.values())
+    # Scores as a cache file written before tau was measured: tau NaN, and a
+    # loss no fit gives, so that reading it shows.
+    old = {**json.loads(score_files[0].read_text()), "loss": 0.123, "tau": np.nan}
+    assert "norms" not in old
+    score_files[0].write_text(json.dumps(old, sort_keys=True) + "\n")
+    before = {s: p.read_bytes() for s, p in score_files.items()}
+    stored = [json.loads(p.read_text()) for p in tau_files]
+    for p in tau_files:
+        p.unlink()
+    again = harness.run_suite(TASK, [table], specs, 1, **kwargs)
+    assert {s: p.read_bytes() for s, p in score_files.items()} == before
+    for path, was in zip(tau_files, stored, strict=True):  # the same tau, re-timed
+        now = json.loads(path.read_text())
+        assert (now["tau"], now["norms"]) == (was["tau"], was["norms"])
+    rows = again.set_index(["model", "split"])
+    assert rows.loc[("Curved", 0), "loss"] == 0.123  # the cached score, read
+    assert list(rows["cached"]) == [True] * 4
+    assert list(rows["tau_refit"]) == [False, False, True, True]
+    assert rows.loc[("Curved", 0), "fit_time"] == old["fit_time"]
+    for split in (0, 1):
+        assert rows.loc[("Curved", split), "norms"] == stored[split]["norms"]
+        assert rows.loc[("Curved", split), "tau"] == pytest.approx(
+            first.set_index(["model", "split"]).loc[("Curved", split), "tau"]
+        )
+    third = harness.run_suite(TASK, [table], specs, 1, **kwargs)
+    assert not third["tau_refit"].any() and third["cached"].all()
+    key = harness.tau_key(TASK, table, curved, 0)
+    assert key != harness.cache_key(TASK, table, curved, 0)
+    assert key != harness.tau_key(TASK, table, curved, 1)
+    text = harness.suite_report(TASK, again, specs, {}, ["# head"])
+    assert (
+        "Fits: 4, of which 4 from the cache (2 of them refitted for tau alone)." in text
+    )
+
+
+def test_tau_is_pooled_over_the_splits_each_over_its_own_mean():
+    def pooled(*parts):
+        both = np.concatenate([p / p.mean() for p in parts])
+        return np.percentile(both, 99) / both.mean()
+
+    a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 10.0, 10.0, 100.0])
+    expected = pooled(a, b)
+    assert harness.pooled_tau([a, None, np.nan, b.tolist()]) == pytest.approx(expected)
+    assert np.isnan(harness.pooled_tau([None, np.nan]))
+    results = _results()  # four splits
+    results["norms"] = [a if r.split % 2 else b for r in results.itertuples()]
+    results.loc[results["model"] == "LR", "norms"] = None
+    means = harness.per_table(TASK, results)
+    assert means.loc[("a", "CR"), "pooled_tau"] == pytest.approx(pooled(b, a, b, a))
+    assert np.isnan(means.loc[("a", "LR"), "pooled_tau"])
+
+
+def _norms(tau_like):
+    """Norms whose tau grows with ``tau_like``: 98 ones and two of it."""
+    return np.r_[np.ones(98), tau_like, tau_like]
+
+
+def _tau(tau_like):
+    return 100 * tau_like / (98 + 2 * tau_like)
+
+
+RULE_TASK = dataclasses.replace(
+    TASK,
+    metrics=(
+        Metric("accuracy", "accuracy", scale=100),
+        Metric("log_loss", "log-loss", higher_is_better=False, digits=3),
+    ),
+)
+NONLINEAR = ("n1", "n2")
+
+
+def _rule_results(acc=0.002, loss=-0.001, nonlinear_acc=None, tau=None, fit=1.0):
+    """Five tables (two nonlinear); ``cand`` moves accuracy by ``acc``."""
+    tau = tau or {
+        "cand": 2.0,
+        "CR": 8.0,
+        "MLP": 4.0,
+        "SVC": 5.0,
+        "LogisticRegression": 1.0,
+    }
+    rows = []
+    for table, band in (("a1", "under 2,000"), ("a2", "under 2,000"),
+                        ("n1", "under 2,000"), ("n2", "2,000-20,000"),
+                        ("b1", "2,000-20,000")):  # fmt: skip
+        shift = (
+            nonlinear_acc if nonlinear_acc is not None and table in NONLINEAR else acc
+        )
+        for split in range(6):
+            noise = 0.001 * (-1) ** split
+            scores = (("CR", 0.8, 0.4), ("LogisticRegression", 0.75, 0.5),
+                      ("MLP", 0.78, 0.45), ("SVC", 0.79, 0.44),
+                      ("cand", 0.8 + shift + noise, 0.4 + loss + noise))  # fmt: skip
+            for model, a, ll in scores:
+                t = tau[model] if np.isscalar(tau[model]) else tau[model][table]
+                time = (fit if model == "cand" else 1.0) * (1 + split)
+                rows.append(
+                    dict(table=table, band=band, model=model, split=split, accuracy=a)
+                    | dict(log_loss=ll, fit_time=time, tau=_tau(t), norms=_norms(t))
+                    | dict(n_train=100, n_test=100, cached=False, tau_refit=False)
+                )
+    return pd.DataFrame(rows)
+
+
+def _verdicts(checks):
+    return {(letter, name.split(":")[0]): ok for letter, name, _, ok in checks}
+
+
+def test_rule_46_passes_a_candidate_that_meets_every_criterion():
+    checks, passed = harness.rule46(
+        RULE_TASK, _rule_results(), "cand", nonlinear=NONLINEAR
+    )
+    assert passed and all(ok for *_, ok in checks)
+    assert [c for c, *_ in checks] == ["a"] * 6 + ["b", "c", "c", "d"]
+    measured = {name: value for _, name, value, _ in checks}
+    assert measured[
+        "accuracy difference's interval above -0.3 points, all tables"
+    ].startswith("+0.20 [")
+    lead = measured[next(n for n in measured if n.startswith("nonlinear tables"))]
+    assert (
+        "on 2 tables; mean lead over LogisticRegression: cand +5.20, CR +5.00" in lead
+    )
+    c_share = next(v for _, n, v, _ in checks if n.startswith("pooled tau below"))
+    assert c_share == "5 of 5 (100%); CR: 0 of 5"
+    c_ratio = next(v for _, n, v, _ in checks if n.startswith("median tau / min"))
+    assert c_ratio == f"{_tau(2.0) / _tau(4.0):.2f}; CR: {_tau(8.0) / _tau(4.0):.2f}"
+    assert checks[-1][2].startswith("1.00x on 3 tables (ratio of the medians")
+
+
+def test_rule_46_fails_each_criterion_on_its_own_numbers():
+    def failed(results):
+        checks, passed = harness.rule46(RULE_TASK, results, "cand", nonlinear=NONLINEAR)
+        assert not passed
+        return {f"({c}) {name}" for c, name, _, ok in checks if not ok}
+
+    # (a) accuracy down by a point: below -0.3 and worse in both bands.
+    assert failed(_rule_results(acc=-0.01)) == {
+        "(a) accuracy difference's interval above -0.3 points, all tables",
+        "(a) band under 2,000: accuracy not worse beyond its interval",
+        "(a) band 2,000-20,000: accuracy not worse beyond its interval",
+        "(b) nonlinear tables: accuracy lead over LogisticRegression kept "
+        "(cand - CR not below 0 beyond its interval)",
+    }
+    # (a) log-loss up by 0.01.
+    assert failed(_rule_results(loss=0.01)) == {
+        "(a) log-loss difference's interval below +0.005, all tables",
+        "(a) band under 2,000: log-loss not worse beyond its interval",
+        "(a) band 2,000-20,000: log-loss not worse beyond its interval",
+    }
+    # (b) a lead lost on the nonlinear tables only, within (a)'s bounds.
+    lost = failed(_rule_results(acc=0.004, nonlinear_acc=-0.002))
+    assert lost == {
+        "(b) nonlinear tables: accuracy lead over LogisticRegression kept "
+        "(cand - CR not below 0 beyond its interval)"
+    }
+    # (c) above MLP's tau on 2 of 5 tables: 60% < 80%, median ratio > 0.9.
+    rough = {"a1": 6.0, "a2": 6.0, "n1": 3.9, "n2": 3.9, "b1": 3.9}
+    tau = {"cand": rough, "CR": 8.0, "MLP": 4.0, "SVC": 5.0, "LogisticRegression": 1.0}
+    assert failed(_rule_results(tau=tau)) == {
+        "(c) pooled tau below MLP's and SVC's on >= 80% of the tables",
+        "(c) median tau / min(tau of MLP and SVC) <= 0.9",
+    }
+    # (d) twice the defaults' fit time under 2,000 rows.
+    assert failed(_rule_results(fit=2.0)) == {
+        "(d) median fit under 2,000 rows <= 1.5x CR's"
+    }
+    # Without MLP and SVC, or without nonlinear tables, (b) and (c) fail.
+    partial = _rule_results()
+    partial = partial[~partial["model"].isin(["MLP", "SVC"])]
+    checks, _ = harness.rule46(RULE_TASK, partial, "cand", nonlinear=())
+    assert {c for c, _, _, ok in checks if not ok} == {"b", "c"}
+    assert "no nonlinear table in the run" in {v for _, _, v, _ in checks}
+
+
+def test_the_report_has_the_tau_table_and_the_rule_46_verdict():
+    results = _rule_results(fit=2.0)
+    task = dataclasses.replace(
+        RULE_TASK,
+        per_table=harness.tau_section,
+        candidate_rules=lambda task, results, candidates: harness.rule46_section(
+            task, results, candidates, nonlinear=NONLINEAR
+        ),
+    )
+    names = ("CR", "LogisticRegression", "MLP", "SVC")
+    specs = [ModelSpec(n, "cr" if n == "CR" else "baseline") for n in names]
+    specs += [ModelSpec("Trees", "baseline"), ModelSpec("cand", "cr", (("C", 2.0),))]
+    trees = results[results["model"] == "CR"].assign(model="Trees", tau=np.nan)
+    results = pd.concat([results, trees.assign(norms=None)], ignore_index=True)
+    text = harness.suite_report(task, results, specs, {}, ["# head"])
+    assert "## Tau per table" in text
+    header = "| table | band | CR | LogisticRegression | MLP | SVC | Trees | cand |"
+    assert header in text
+    cells = [f"{_tau(t):.2f}" for t in (8.0, 1.0, 4.0, 5.0)]
+    assert f"| a1 | under 2,000 | {' | '.join(cells)} | - | {_tau(2.0):.2f} |" in text
+    assert f"| CR | {_tau(8.0):.2f} | 0 of 5 | {_tau(8.0) / _tau(4.0):.2f} |" in text
+    assert f"| MLP | {_tau(4.0):.2f} | - | - |" in text
+    per_model = text.split("Per model:")[1].split("##")[0]
+    assert "| cand |" in per_model and "| Trees |" not in per_model
+    rule39 = text.index("## Adoption rule (issue 39)")
+    rule46 = text.index("## Adoption rule (issue 46)")
+    assert rule39 < rule46
+    assert "| (d) median fit under 2,000 rows <= 1.5x CR's | 2.00x on 3 tables" in text
+    assert text.rstrip().endswith(
+        "Verdict, cand: **FAIL** on (d) (rule 46 on this run's tables)."
+    )
+
+
+def test_tau_is_timed_apart_from_the_fit(monkeypatch):
+    import time
+
+    import cr_sklearn
+
+    real = cr_sklearn.gradient_norms
+
+    def slow(*args, **kwargs):
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cr_sklearn, "gradient_norms", slow)
+    X, y = _load_table(TABLES[0])
+    train, test = harness.make_splits(y, 1)[0]
+    (spec,) = _specs("Curved")
+    scores = harness.fit_and_score(TASK, spec, X, y, train, test, 1.0, 0)
+    assert scores["fit_time"] < 0.3 <= scores["tau_time"]
