@@ -6,7 +6,11 @@ import contextlib
 import difflib
 import importlib.util
 import os
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -384,26 +388,49 @@ def _same_file(target, source):
     return target.resolve() == source.resolve()
 
 
-def _write(out, name, write):
-    """Write ``out / name`` to a temporary file that then replaces it.
-
-    A link made since the check is replaced, not followed; an interrupted run
-    leaves the old file whole.
-    """
-    target = out / name
-    if target.is_symlink():
-        raise ValueError(
-            f"--out {_shown(out)}: {name} became a symbolic link during the run; "
-            "nothing was written through it."
-        )
-    stem, suffix = os.path.splitext(name)
-    tmp = out / f".{stem}.{os.getpid()}.tmp{suffix}"
+@contextlib.contextmanager
+def _ctrl_c_deferred():
+    """Hold a Ctrl-C (SIGINT) back while the block runs, then deliver it."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        yield  # signal handlers belong to the main thread
+        return
+    held = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
-        write(tmp)
-        os.replace(tmp, target)
+        yield
     finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _swap_in(stage, out, names):
+    """Move each ``stage / name`` over ``out / name``: all of them or none.
+
+    A file about to be replaced is first linked (or copied) into ``stage``:
+    after an error midway the files already moved are put back.
+    """
+    done = []
+    try:
+        for name in names:
+            target, backup = out / name, None
+            if target.exists() or target.is_symlink():
+                backup = stage / f".previous-{name}"
+                try:
+                    os.link(target, backup, follow_symlinks=False)
+                except OSError:  # a file system without hard links
+                    shutil.copy2(target, backup, follow_symlinks=False)
+            os.replace(stage / name, target)
+            done.append((target, backup))
+    except BaseException:
+        for target, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is None:
+                    target.unlink()
+                else:
+                    os.replace(backup, target)
+        raise
 
 
 def _cr_params(args, models):
@@ -610,12 +637,31 @@ def _fits(args, study, *study_args, **kwargs):
 
 
 def _write_all(folder, writers):
-    """Write each ``name: write(path)`` of ``writers`` into ``folder``; 0."""
+    """Write each ``name: write(path)`` of ``writers`` into ``folder``, as one set; 0.
+
+    The files are written into a hidden folder inside ``folder``; once all
+    are written they replace the files of those names together (a Ctrl-C
+    waits for the swap): an interrupted or failed run leaves the previous
+    set whole, never a new CSV beside an old plot. A link made since the
+    check is refused, never written through.
+    """
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    for name, write in writers.items():
-        _write(out, name, write)
-    print(f"Wrote {', '.join(str(out / name) for name in writers)}.")
+    for name in writers:
+        if (out / name).is_symlink():
+            raise ValueError(
+                f"--out {_shown(out)}: {name} became a symbolic link during the "
+                "run; nothing was written through it."
+            )
+    stage = Path(tempfile.mkdtemp(prefix=".cr-sklearn-", dir=out))
+    try:
+        for name, write in writers.items():
+            write(stage / name)
+        with _ctrl_c_deferred():
+            _swap_in(stage, out, list(writers))
+            print(f"Wrote {', '.join(str(out / name) for name in writers)}.")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return 0
 
 
@@ -909,7 +955,8 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success.
+        0 on success; 130 after a Ctrl-C (no fit cut short is reported; the
+        result files are replaced whole or not at all).
     """
     args = build_parser().parse_args(argv)
     try:
@@ -918,6 +965,9 @@ def main(argv=None):
         if args.command == "compare":
             return _run_compare(args)
         return _run_study(args, [1.0] if args.command == "evaluate" else args.fractions)
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130  # 128 + SIGINT, as a shell reports it
     except (ValueError, ImportError) as exc:
         args.subparser.error(str(exc))
     except OSError as exc:  # the file system, at any step: no traceback

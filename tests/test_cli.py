@@ -375,3 +375,118 @@ def test_evaluate_draws_a_plot_for_one_fraction(tmp_path, capsys, monkeypatch):
     plt.close("all")
     caption = (tmp_path / "study.md").read_text()
     assert "Fit time: mean seconds per fit, at 100% of each training fold" in caption
+
+
+# -- Ctrl-C: the study stops, the earlier result set stays whole ------------------
+def _ctrl_c_run(out, *extra):
+    argv = ["study", "--dataset", "breast-cancer", "--models", "logreg"]
+    return main([*argv, "--fractions", "1", "--out", str(out), *FAST, *extra])
+
+
+def _files(out):
+    return {p.name: p.read_bytes() for p in sorted(Path(out).iterdir())}
+
+
+@pytest.fixture
+def earlier_run(tmp_path, capsys):
+    """The folder of a finished run and its files' bytes."""
+    out = tmp_path / "out"
+    assert _ctrl_c_run(out) == 0
+    capsys.readouterr()
+    files = _files(out)
+    assert sorted(files) == ["study.csv", "study.md", "study.png"]
+    return out, files
+
+
+def test_ctrl_c_in_a_fit_stops_the_study_and_writes_nothing(
+    earlier_run, monkeypatch, capsys
+):
+    import signal
+
+    from sklearn.linear_model import LogisticRegression
+    from skorch.callbacks import Callback
+
+    from cr_sklearn import CRClassifier
+
+    class CtrlC(Callback):
+        def on_epoch_end(self, net, **kwargs):
+            if len(net.history) == 2:
+                signal.raise_signal(signal.SIGINT)
+
+    # The CR fit catches the interrupt and returns a model of one epoch, as
+    # a fit on its own does; the study must not score it.
+    models = {
+        "LogisticRegression": LogisticRegression(),
+        "CR": CRClassifier((8,), max_iter=5, early_stopping=False, callbacks=[CtrlC()]),
+    }
+    monkeypatch.setattr("cr_sklearn.cli._select_models", lambda requested: models)
+    out, before = earlier_run
+    assert _ctrl_c_run(out, "--random-state", "1") == 130
+    captured = capsys.readouterr()
+    assert "Interrupted" in captured.err and "Wrote" not in captured.out
+    assert _files(out) == before
+
+
+def test_ctrl_c_while_writing_leaves_the_earlier_set(earlier_run, monkeypatch, capsys):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    # The CSV is written first, the plot second.
+    monkeypatch.setattr("cr_sklearn.cli._save_plot", interrupted)
+    out, before = earlier_run
+    assert _ctrl_c_run(out, "--random-state", "1") == 130
+    assert _files(out) == before  # no hidden folder left either
+    # Into an empty folder: nothing at all.
+    assert _ctrl_c_run(out.parent / "new", "--random-state", "1") == 130
+    assert _files(out.parent / "new") == {}
+
+
+def test_ctrl_c_while_the_files_are_replaced_waits_for_the_whole_set(
+    earlier_run, monkeypatch, capsys
+):
+    import os
+    import signal
+
+    out, before = earlier_run
+    assert _ctrl_c_run(out.parent / "reference", "--random-state", "1") == 0
+    reference = _files(out.parent / "reference")
+    replace = os.replace
+
+    def replace_then_ctrl_c(src, dst):
+        replace(src, dst)
+        signal.raise_signal(signal.SIGINT)  # after the first file moved
+
+    monkeypatch.setattr(os, "replace", replace_then_ctrl_c)
+    assert _ctrl_c_run(out, "--random-state", "1") == 130
+    monkeypatch.undo()
+    after = _files(out)
+    assert sorted(after) == sorted(before)
+    assert all(after[name] != before[name] for name in before)  # all new
+
+    def scores(text):  # the rows without their times
+        return [row.split(",")[:-2] for row in text.decode().splitlines()]
+
+    assert scores(after["study.csv"]) == scores(reference["study.csv"])
+    assert after["study.png"] == reference["study.png"]
+
+
+def test_an_error_while_the_files_are_replaced_puts_the_earlier_ones_back(
+    earlier_run, monkeypatch, capsys
+):
+    import os
+
+    out, before = earlier_run
+    replace, calls = os.replace, []
+
+    def fails_second(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device", str(dst))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", fails_second)
+    with pytest.raises(SystemExit):
+        _ctrl_c_run(out, "--random-state", "1")
+    monkeypatch.undo()
+    assert "No space left on device" in capsys.readouterr().err
+    assert _files(out) == before

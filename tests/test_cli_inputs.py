@@ -232,12 +232,18 @@ def test_outputs_replace_a_link_made_during_the_run(tmp_path):
     out.mkdir()
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
-    cli._write(out, "study.csv", lambda path: Path(path).write_text("new"))
+    cli._write_all(out, {"study.csv": lambda path: Path(path).write_text("new")})
     assert (out / "study.csv").read_text() == "new"
     (out / "study.md").symlink_to(target)
+    writers = {
+        name: lambda path: Path(path).write_text("x")
+        for name in ("study.csv", "study.md")
+    }
     with pytest.raises(ValueError, match="became a symbolic link"):
-        cli._write(out, "study.md", lambda path: Path(path).write_text("x"))
+        cli._write_all(out, writers)
     assert target.read_text() == "keep me"
+    # Nothing of the set was written.
+    assert (out / "study.csv").read_text() == "new"
     assert sorted(p.name for p in out.iterdir()) == ["study.csv", "study.md"]
 
 

@@ -1,5 +1,7 @@
 """Tests of data_fraction_study, default_baselines and the Dask backend."""
 
+import signal
+
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -10,6 +12,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
+from skorch.callbacks import Callback
 
 from cr_sklearn import CRClassifier
 from cr_sklearn.study import StudyResult, data_fraction_study, default_baselines
@@ -405,3 +408,96 @@ def test_a_study_on_read_only_input_raises_no_warning(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "status 0" in done.stdout
     assert "not writable" not in done.stderr
+
+
+# -- Ctrl-C stops a study (issue 47, F10) ----------------------------------------
+class _CtrlC(Callback):
+    """Press Ctrl-C (SIGINT to this process) as epoch ``at`` of a fit ends."""
+
+    def __init__(self, at=2):
+        self.at = at
+
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == self.at:
+            signal.raise_signal(signal.SIGINT)
+
+
+@pytest.mark.parametrize("in_pipeline", [False, True])
+def test_ctrl_c_in_a_fit_stops_the_study_unscored(data, in_pipeline):
+    X, y = data
+    cr = CRClassifier((8,), max_iter=5, early_stopping=False, callbacks=[_CtrlC()])
+    scored = []
+
+    def accuracy(est, X_test, y_test):
+        scored.append(type(est).__name__)
+        return float(np.mean(est.predict(X_test) == y_test))
+
+    models = {
+        "logreg": LogisticRegression(),
+        "CR": make_pipeline(StandardScaler(), cr) if in_pipeline else cr,
+    }
+    with pytest.raises(KeyboardInterrupt):
+        data_fraction_study(
+            models,
+            X,
+            y,
+            fractions=(1.0,),
+            cv=3,
+            scoring=accuracy,
+            n_jobs=1,
+            progress=False,
+        )
+    assert scored == ["LogisticRegression"]  # the first split's, not CR's
+    # The handler in place before the study is back.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.filterwarnings("ignore:Training interrupted")
+def test_a_stopping_callback_is_not_a_ctrl_c(data):
+    # skorch's own EarlyStopping ends training with a KeyboardInterrupt too
+    # (the fit warns as for a Ctrl-C): without a Ctrl-C, the study scores
+    # the fits.
+    from skorch.callbacks import EarlyStopping
+
+    X, y = data
+    model = CRClassifier(
+        (8,),
+        max_iter=30,
+        early_stopping=False,
+        callbacks=[EarlyStopping(monitor="train_loss", patience=1, threshold=10.0)],
+    )
+    result = data_fraction_study(
+        {"CR": model}, X, y, fractions=(1.0,), cv=2, n_jobs=1, progress=False
+    )
+    assert len(result) == 2 and np.isfinite(result.to_frame()["value"]).all()
+
+
+# -- each kind of warning once (issue 49, row 8) -----------------------------------
+def test_warnings_that_differ_in_a_count_are_one_line_with_its_range():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.arange(41) % 4, rng.normal(size=41)])
+    y = np.arange(41) % 2
+    # 16 bins for a column of 4 values, in training folds of 27 and 28 rows.
+    model = CRClassifier((8,), max_iter=2, encoding_bins=16)
+    with pytest.warns(UserWarning) as record:
+        data_fraction_study({"CR": model}, X, y, fractions=(1.0,), cv=3, progress=False)
+    lines = [str(w.message) for w in record if "encoding_bins" in str(w.message)]
+    assert len(lines) == 1, lines
+    assert "the 27-28 training rows" in lines[0]
+    assert lines[0].endswith("(in 3 of 3 fits)")
+
+
+def test_merged_warnings_keep_names_and_other_texts_apart():
+    from cr_sklearn.study._engine import merged_warnings
+
+    fits = [
+        [(UserWarning, "8 rows in float32."), (UserWarning, "{a} 1.5 of 2")],
+        [(UserWarning, "10 rows in float32."), (UserWarning, "{a} 0.25 of 2")],
+        [(UserWarning, "9 rows in float64."), (FutureWarning, "{a} 1.5 of 2")],
+    ]
+    assert merged_warnings(fits) == [
+        (UserWarning, "8-10 rows in float32.", 2),
+        (UserWarning, "{a} 0.25-1.5 of 2", 2),
+        (UserWarning, "9 rows in float64.", 1),
+        (FutureWarning, "{a} 1.5 of 2", 1),
+    ]

@@ -1,5 +1,7 @@
 """Units of the training path: batch loader, seeding context, finite guard."""
 
+import signal
+
 import numpy as np
 import pytest
 import torch
@@ -226,6 +228,29 @@ def test_stream_rows_subset_fits_are_reproducible():
     a = CRClassifier(**params).fit(X, y).predict_proba(X)
     b = CRClassifier(**params).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(a, b)
+
+
+class _CtrlC(Callback):
+    """Press Ctrl-C (SIGINT to this process) as epoch ``at`` of a fit ends."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == self.at:
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_ctrl_c_on_a_lone_fit_returns_the_model_of_the_complete_epochs():
+    # Outside a study, a real Ctrl-C still ends the fit early with a warning
+    # and a usable model (a study stops instead: tests/test_study.py).
+    X, y = _data()
+    params = dict(hidden_layer_sizes=(4,), early_stopping=False, random_state=0)
+    with pytest.warns(UserWarning, match="Training interrupted by user"):
+        model = CRClassifier(**params, max_iter=10, callbacks=[_CtrlC(3)]).fit(X, y)
+    assert model.n_iter_ == 3
+    reference = CRClassifier(**params, max_iter=3).fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
 
 
 # A fresh interpreter: torch shows its read-only warning once per process, so

@@ -1,10 +1,12 @@
 """The study engine: argument checks, subsamples, tasks and the joblib loop."""
 
 import contextlib
+import re
+import signal
 import sys
+import threading
 import time
 import warnings
-from collections import Counter
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -104,11 +106,43 @@ def prepare_estimator(estimator, seed, n_threads):
     return est
 
 
+@contextlib.contextmanager
+def _ctrl_c_noted():
+    """Yield a list that records each Ctrl-C (SIGINT) while the block runs.
+
+    The handler in place (Python's: ``KeyboardInterrupt``) still runs. A fit
+    may catch that ``KeyboardInterrupt`` and return what it has (skorch's
+    loop, and so the CR estimators, do: a lone fit ends early with a usable
+    model); the list still says that the user pressed Ctrl-C. Signal
+    handlers belong to the main thread: elsewhere nothing is recorded.
+    """
+    noted = []
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(
+        previous
+    ):
+        yield noted
+        return
+
+    def handler(signum, frame):
+        noted.append(signum)
+        previous(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield noted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     """Fit on ``train``, score on ``test``: ``(scores, fit_time, score_time, raised)``.
 
     ``raised``: the distinct warnings as ``(category, message)``. With
-    ``n_threads``, BLAS and OpenMP pools are limited during the task.
+    ``n_threads``, BLAS and OpenMP pools are limited during the task. A
+    Ctrl-C during the fit raises ``KeyboardInterrupt``, even when the fit
+    caught it and returned early: a study stops, and never scores a fit cut
+    short.
     """
     # _safe_indexing keeps a pandas Categorical y (and its order).
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
@@ -120,7 +154,10 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
         # Small subsamples stop iterative baselines early by design.
         warnings.simplefilter("ignore", ConvergenceWarning)
         start = time.perf_counter()
-        estimator.fit(X_train, y_train)
+        with _ctrl_c_noted() as interrupted:
+            estimator.fit(X_train, y_train)
+        if interrupted:
+            raise KeyboardInterrupt
         fit_time = time.perf_counter() - start
         start = time.perf_counter()
         scores = {}
@@ -133,22 +170,60 @@ def fit_and_score(estimator, X, y, train, test, scorers, n_threads=None):
     return scores, fit_time, score_time, raised
 
 
-def run_records(tasks, keys, columns, **run):
-    """One record per task and metric from :func:`run_tasks`.
+# A number on its own (not part of a name such as float64 or x0), with its
+# decimals and exponent; a full stop after it ends the sentence.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w|\.\d)")
 
-    Each distinct warning of the tasks (:func:`fit_and_score`) is shown once,
-    with its count, pointing at the caller of the study function.
+
+def merged_warnings(raised):
+    """One ``(category, text, count)`` per kind of warning of several fits.
+
+    ``raised`` holds each fit's distinct ``(category, message)`` pairs.
+    Messages of a category that differ only in their numbers are one kind:
+    its text shows each number that varies as its range (``27-28 training
+    rows``); ``count`` is the number of fits that raised it.
     """
-    outputs = run_tasks(tasks, **run)
-    counts = Counter(key for *_, raised in outputs for key in raised)
-    for (category, message), count in counts.items():
-        text = f"{message} (in {count} of {len(outputs)} fits)"
+    kinds = {}  # (category, template): [numbers of each message, fits]
+    for fit, found in enumerate(raised):
+        for category, message in found:
+            escaped = message.replace("{", "{{").replace("}", "}}")
+            key = (category, _NUMBER.sub("{}", escaped))
+            numbers, fits = kinds.setdefault(key, [[], set()])
+            numbers.append(_NUMBER.findall(message))
+            fits.add(fit)
+    merged = []
+    for (category, template), (numbers, fits) in kinds.items():
+        shown = []
+        for values in zip(*numbers, strict=True):
+            low, high = min(values, key=float), max(values, key=float)
+            shown.append(low if float(low) == float(high) else f"{low}-{high}")
+        merged.append((category, template.format(*shown), len(fits)))
+    return merged
+
+
+def warn_merged(raised, n_fits, stacklevel=2):
+    """Show each kind of warning of :func:`merged_warnings` once, with its count.
+
+    ``stacklevel`` as in :func:`warnings.warn`, counted from the caller.
+    """
+    for category, message, count in merged_warnings(raised):
+        text = f"{message} (in {count} of {n_fits} fits)"
         if not (isinstance(category, type) and issubclass(category, Warning)):
             category = UserWarning
         try:
-            warnings.warn(text, category, stacklevel=3)
+            warnings.warn(text, category, stacklevel=stacklevel + 1)
         except TypeError:  # a category that takes other arguments
-            warnings.warn(text, UserWarning, stacklevel=3)
+            warnings.warn(text, UserWarning, stacklevel=stacklevel + 1)
+
+
+def run_records(tasks, keys, columns, **run):
+    """One record per task and metric from :func:`run_tasks`.
+
+    Each kind of warning of the tasks (:func:`fit_and_score`) is shown once,
+    with its count, pointing at the caller of the study function.
+    """
+    outputs = run_tasks(tasks, **run)
+    warn_merged([raised for *_, raised in outputs], len(outputs), stacklevel=3)
     return [
         dict(zip(columns, (*key, metric, value, *times)[: len(columns)], strict=True))
         for key, (scores, *times, _) in zip(keys, outputs, strict=True)

@@ -84,8 +84,11 @@ def data_fraction_study(
 
     Notes
     -----
-    ``ConvergenceWarning`` is silenced inside the fits; each other warning is
-    shown once, after them, with its count.
+    ``ConvergenceWarning`` is silenced inside the fits; each other kind of
+    warning is shown once, after them, with its count (messages that differ
+    only in their numbers are one kind, each number shown as its range). A
+    Ctrl-C stops the study with ``KeyboardInterrupt``: a fit that caught it
+    and returned early is not scored.
 
     Examples
     --------
