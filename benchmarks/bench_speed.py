@@ -68,6 +68,7 @@ from harness import (
     one_thread,
     timed,
 )
+from rules import ROUNDS_46
 
 SECTIONS = ("threads", "fit", "predict", "cli", "train", "study")
 HIDDEN = (64, 64)
@@ -177,6 +178,8 @@ def section_fit(rec, args):
         "cr_local": {"dreg": "local"},
         "cr_k4": {"n_projections": 4},
     }
+    # Issue 46's candidates (rules.ROUNDS_46), timed beside the defaults.
+    variants |= {f"cr_{name}": params for name, params in ROUNDS_46.items()}
     times, models = {name: [] for name in [*variants, "mlp", "plain"]}, {}
     with rec.case(1) as rows, one_thread():
         encoded = _cr(X, y, n_threads=1, max_iter=2).n_encoded_features_
@@ -220,7 +223,8 @@ def section_fit(rec, args):
         )
         cases = {
             name: f"CRClassifier(n_threads=1, {_params(variants[name])}) (CPU time)"
-            for name in ("cr_none", "cr_local", "cr_k4")
+            for name in variants
+            if name != "cr"
         }
         cases["plain"] = (
             f"the defaults' arithmetic in a plain PyTorch loop (CRNetwork on the "
@@ -234,6 +238,13 @@ def section_fit(rec, args):
             "the plain loop of its arithmetic, as above",
             ratio("cr", "plain"),
         )
+        for name in ROUNDS_46:
+            rows.add(
+                "Pima fit",
+                f"issue 46 candidate {name}: {cases[f'cr_{name}']}",
+                "the defaults, alternating runs",
+                ratio(f"cr_{name}", "cr"),
+            )
         for name, label in (("cr", "CR"), ("mlp", "MLPClassifier")):
             ms = 1e3 * float(np.median(times[name])) / cr_steps
             rows.absolute("Pima fit", f"{label} ms per step (CPU time)", f"{ms:.2f} ms")
