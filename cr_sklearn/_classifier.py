@@ -235,10 +235,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
             The logit of ``classes_[1]`` for binary problems, else one logit
             per class.
         """
-        out = self._outputs(self._check_X(X))
-        if out.ndim == 3:
-            logp = self._log_proba(out)
-            return logp[:, 1] - logp[:, 0] if out.shape[2] == 1 else logp
+        out = self._outputs(self._check_X(X), combine=self._averaged)
+        if self.module_.n_members is not None:  # the averaged log-probabilities
+            return out[:, 1] - out[:, 0] if len(self.classes_) == 2 else out
         return out[:, 0] if out.shape[1] == 1 else out
 
     def _log_proba_of(self, outputs):
@@ -279,7 +278,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the logits.
         """
-        return self._log_proba(self._outputs(self._check_X(X)))
+        return self._outputs(self._check_X(X), combine=self._log_proba)
 
     def predict(self, X):
         """Predicted class labels.
@@ -288,9 +287,9 @@ class CRClassifier(ClassifierMixin, BaseCR):
         y_pred : ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
-        out = self._outputs(self._check_X(X))
-        if out.ndim == 3:
-            codes = self._log_proba(out).argmax(1)
+        out = self._outputs(self._check_X(X), combine=self._averaged)
+        if self.module_.n_members is not None:  # the averaged log-probabilities
+            codes = out.argmax(1)
         elif out.shape[1] == 1:
             codes = (out[:, 0] > 0).astype(int)
         else:

@@ -517,7 +517,10 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         cumulative_proba : ndarray of shape (n_samples, n_classes)
             Non-decreasing along each row; the last column is 1.
         """
-        cum = self._cumulative(self._latent(X))
+        # A member model's averaged chunk by chunk.
+        cum = self._outputs(
+            self._check_X(X), combine=lambda out: self._cumulative(out[..., 0])
+        )
         return np.hstack([cum, np.ones((len(cum), 1))])
 
     def predict_log_proba(self, X):
@@ -527,7 +530,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         log_proba : ndarray of shape (n_samples, n_classes)
             Computed stably from the latent score and the cut-points.
         """
-        return self._log_proba(self._outputs(self._check_X(X)))
+        return self._outputs(self._check_X(X), combine=self._log_proba)
 
     def predict(self, X):
         """Median (default) or most probable label, as set by ``prediction``.

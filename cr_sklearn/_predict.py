@@ -83,22 +83,22 @@ def max_width(module):
     return max(*module.hidden_layer_sizes, *sizes)
 
 
-def outputs(module, X, *, device, path="folded", layers=None):
+def outputs(module, X, *, device, path="folded", layers=None, combine=None):
     """The network's outputs for float64 ``X``, as float64 numpy, in chunks.
 
     ``(n_samples, n_outputs)``; a member stack's ``(M, n_samples, n_outputs)``.
     ``path`` is one of :data:`PATHS`; ``"training"`` needs ``layers``, the
-    training network.
+    training network. ``combine(out)`` turns each chunk's outputs into the
+    ``(..., rows, k)`` array kept in their place (the members' averaged
+    log-probabilities, say): the outputs of every row never exist at once.
     """
     width = max_width(module)
     X = np.ascontiguousarray(X, dtype=np.float64)
     # A view of X where numpy allows it: the network does not write to it.
     as_tensor = torch.from_numpy if X.flags.writeable else torch.tensor
     n_members = getattr(module, "n_members", None)
-    shape = (X.shape[0], module.n_outputs)
-    if n_members is not None:
-        shape = (n_members, *shape)
-    out = np.empty(shape)
+    finite = np.empty(X.shape[0], dtype=bool)
+    result = None
     with inference_context(module):
         predictor = getattr(module, "predictor", None)
         if path == "folded" and predictor is not None:
@@ -113,10 +113,16 @@ def outputs(module, X, *, device, path="folded", layers=None):
                 return layers(module.transform_input(x).to(dtype)).double()
 
         for sl in chunks(X.shape[0], width * (n_members or 1)):
-            out[..., sl, :] = forward(as_tensor(X[sl]).to(device)).cpu().numpy()
-    flat = out if n_members is None else out.transpose(1, 0, 2).reshape(len(X), -1)
-    check_finite_rows(flat, "network output")
-    return out
+            out = forward(as_tensor(X[sl]).to(device)).cpu().numpy()
+            rows = np.isfinite(out).all(axis=-1)  # (rows,) or (M, rows)
+            finite[sl] = rows.reshape(-1, out.shape[-2]).all(axis=0)
+            out = out if combine is None else combine(out)
+            if result is None:
+                result = np.empty((*out.shape[:-2], X.shape[0], out.shape[-1]))
+            result[..., sl, :] = out
+    # The rows whose outputs (of any member) are not all finite.
+    check_finite_rows(np.where(finite, 0.0, np.nan), "network output")
+    return result
 
 
 def jacobians(module, X, *, device, combine=None, scale=None, features=False):

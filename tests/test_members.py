@@ -1,6 +1,10 @@
 """Cross-fitted members: n_members, the out-of-fold epoch and oob_score."""
 
 import copy
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -354,3 +358,81 @@ def test_residual_members_with_dropout_fit_and_predict(estimator):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     members = model._member_proba(model._outputs(X))
     np.testing.assert_allclose(proba, members.mean(axis=0), atol=1e-12)
+
+
+# -- prediction memory -------------------------------------------------------
+
+# Fits a 5-member model of 50 classes on a few rows, then reports, for each
+# head, the growth of the process's peak memory while predict_proba runs on
+# n_rows rows, and the bytes of the probabilities it returns.
+_PEAK_MEMORY = """
+import gc, json, resource, sys
+import numpy as np
+from cr_sklearn import CRClassifier, CROrdinalRegressor
+
+
+def peak():
+    try:  # Linux: the peak since it was last reset, in bytes
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM"))
+    except (OSError, StopIteration):
+        scale = 1 if sys.platform == "darwin" else 1024
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def reset():
+    try:  # Linux: reset the peak to the current size
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass  # ru_maxrss: growth above the peak so far
+
+
+n_rows = int(sys.argv[1])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(500, 10))
+y = np.arange(500) % 50
+rows = rng.normal(size=(n_rows, 10))
+report = {}
+for estimator in (CRClassifier, CROrdinalRegressor):
+    model = estimator((8,), max_iter=1, n_members=5, random_state=0).fit(X, y)
+    model.predict_proba(rows[:10])
+    gc.collect()
+    reset()
+    before = peak()
+    proba = model.predict_proba(rows)
+    report[estimator.__name__] = [peak() - before, proba.nbytes]
+    del proba
+print(json.dumps(report))
+"""
+
+
+def _prediction_memory(n_rows):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env["PYTHONWARNINGS"] = "ignore"
+    run = subprocess.run(
+        [sys.executable, "-c", _PEAK_MEMORY, str(n_rows)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def _check_prediction_memory(n_rows):
+    # The members are averaged chunk by chunk: predict_proba grows the process
+    # by little more than its result (and its logarithm), for both heads.
+    for name, (growth, nbytes) in _prediction_memory(n_rows).items():
+        assert nbytes == n_rows * 50 * 8
+        assert growth <= 3 * nbytes + 50 * 2**20, (name, growth / 2**20)
+
+
+def test_a_member_models_predict_proba_grows_memory_by_about_its_result():
+    _check_prediction_memory(20_000)
+
+
+@pytest.mark.slow
+def test_a_member_models_predict_proba_on_100k_rows_and_50_classes():
+    _check_prediction_memory(100_000)
