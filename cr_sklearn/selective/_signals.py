@@ -242,7 +242,8 @@ def confidence_signals(
         The risk the probability signals rank for; ``"auto"``: ``"absolute"``
         for ordinal models, else ``"zero_one"``.
     n_passes, random_state : optional
-        Forward passes of ``"mc_dropout"`` and the seed of their masks.
+        Forward passes of ``"mc_dropout"`` and the seed of their masks (drawn
+        from a generator of their own: the same from any thread).
 
     Returns
     -------
