@@ -9,9 +9,11 @@ encoding, fitted in float64), the members' rows
 (:mod:`cr_sklearn._predict`). ``docs/developers.rst`` walks through it.
 """
 
+import dataclasses
 import math
 import numbers
 from abc import abstractmethod
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -25,6 +27,7 @@ from ._docs import fill_methods
 from ._fit import NO_PARTIAL_FIT, Fit, class_weight_of, rebuild_net
 from ._html_repr import FittedAttributesHTMLMixin
 from ._objective import TrainingObjective
+from ._state import fitted_state, restore_state
 from ._utils import check_numeric_columns
 from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
 
@@ -222,7 +225,8 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         history carries over.
         """
         self.hidden_layer_sizes = tuple(hidden_layer_sizes)
-        self._built = {**self._built, "hidden": tuple(hidden_layer_sizes)}
+        self._plan = dataclasses.replace(self._plan, hidden=tuple(hidden_layer_sizes))
+        self._built = self._plan.network_values()
         history = self.net_.history
         self.net_ = rebuild_net(self)
         self.net_.history = history
@@ -255,28 +259,17 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         check_numeric_columns(X)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
-    def _outputs(self, X, combine=None):
+    def _outputs(self, X):
         """The network's outputs for validated ``X``: float64, in chunks.
 
         ``(n_samples, n_outputs)``; a member model's
-        ``(n_members, n_samples, n_outputs)``. ``combine`` turns each chunk's
-        outputs into what is kept of them (see :func:`_predict.outputs`).
+        ``(n_members, n_samples, n_outputs)``.
         """
         path = getattr(self, "_prediction_path", "folded")
         layers = self.net_.module_ if path == "training" else None
         return _predict.outputs(
-            self.module_,
-            X,
-            device=self.device_,
-            path=path,
-            layers=layers,
-            combine=combine,
+            self.module_, X, device=self.device_, path=path, layers=layers
         )
-
-    def _averaged(self, outputs):
-        """A member model's outputs as their averaged log-probabilities, chunk
-        by chunk; one network's as they are."""
-        return self._log_proba(outputs) if outputs.ndim == 3 else outputs
 
     def _jacobian(self, X, scale=None, *, features=False):
         return _predict.jacobians(
@@ -419,19 +412,57 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         """
         return self._input_distance(self._check_X(X))
 
+    # -- the fitted plan -------------------------------------------------------
+    @property
+    def plan_(self):
+        """The settings the last fit resolved and used (a read-only mapping)."""
+        return MappingProxyType(dataclasses.asdict(self._fitted_plan()))
+
+    @property
+    def max_iter_(self):
+        """The epochs the last fit could train (``max_iter`` resolved)."""
+        return self._fitted_plan().max_epochs
+
+    @property
+    def early_stopping_(self):
+        """How the last fit stopped: ``"off"``, ``"hold-out"`` or ``"cv"``."""
+        return self._fitted_plan().stopping
+
+    @property
+    def encoding_bins_(self):
+        """The input encoding's bins per column (``None``: no encoding)."""
+        return self._fitted_plan().encoding_bins
+
+    @property
+    def dropout_(self):
+        """The network's dropout probability."""
+        return self._fitted_plan().dropout
+
+    @property
+    def n_members_(self):
+        """The cross-fitted members of the network (1: one network)."""
+        return self._fitted_plan().n_members
+
+    def _fitted_plan(self):
+        try:
+            return self.__dict__["_plan"]
+        except KeyError:
+            raise AttributeError(
+                f"This {type(self).__name__} instance is not fitted yet."
+            ) from None
+
     # -- state -----------------------------------------------------------------
     def __getstate__(self):
         """The state as plain data: pickle, deepcopy, joblib and skops use it.
 
         A fitted estimator's torch objects (``module_``, ``net_``) are kept as
-        numpy arrays and rebuilt, every part checked, on unpickling
-        (:func:`~cr_sklearn._persistence.fitted_state`).
+        numpy arrays and rebuilt, every part checked, on unpickling: the
+        record of :func:`~cr_sklearn._state.fitted_state`, the fitted network
+        and plan whatever the parameters (those of the next fit) say.
         """
         state = super().__getstate__()
         if "module_" not in state:
             return state
-        from ._persistence import fitted_state
-
         return {
             "_cr_state": fitted_state(self, optimizer=True),
             "_sklearn_version": state.get("_sklearn_version"),
@@ -441,8 +472,6 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
     def __setstate__(self, state):
         if "_cr_state" not in state:
             return super().__setstate__(state)
-        from ._persistence import restore_state
-
         state = dict(state)
         fitted = state.pop("_cr_state")
         device = fitted.get("attributes", {}).get("device_", "cpu")

@@ -206,6 +206,13 @@ early_stopping_ : {"off", "hold-out", "cv"}
     How the last fit chose its length (see ``early_stopping``).
 max_iter_ : int
     The epoch budget ``max_iter`` resolved to in the last fit.
+plan_ : mapping
+    The settings the last fit resolved and used, read-only: the rows
+    (``n_samples``), ``batch_size``, ``learning_rate``, ``max_epochs``,
+    ``patience``, ``stopping``, ``encoding_bins``, ``n_members``, the
+    stream (``n_projections``, ``stream_rows``) and the network's fields
+    (``hidden``, ``degree``, ``dtype``, ...). Saving, pickling and copying
+    keep it; ``set_params`` after ``fit`` sets the next fit's.
 cv_validation_loss_ : ndarray of shape (n_epochs,) or None
     With ``early_stopping="cv"``: the pooled out-of-fold loss of the
     internal folds per epoch; the model trained for its argmin + 1

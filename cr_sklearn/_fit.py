@@ -408,10 +408,6 @@ class Fit:
         history = net.history
         est.n_iter_ = len(history)
         est.loss_curve_ = [float(v) for v in history[:, "train_loss"]]
-        est.max_iter_ = plan.max_epochs
-        est.early_stopping_ = plan.stopping
-        est.encoding_bins_, est.dropout_ = plan.encoding_bins, plan.dropout
-        est.n_members_ = plan.n_members
         stopping = dict(net.callbacks_).get("early_stopping")
         members = plan.n_members > 1
         est.best_epoch_ = getattr(stopping, "restored_epoch_", None)

@@ -1,7 +1,7 @@
 """The model file (private): a safetensors file (an 8-byte header length, a JSON
 header of the tensor table and string metadata, the raw tensor bytes) read
 without trust by a bounded reader, and a JSON codec of plain data that rejects
-anything it did not produce. What a file must contain: :mod:`._persistence`."""
+anything it did not produce. What a file must contain: :mod:`._state`."""
 
 import hashlib
 import io

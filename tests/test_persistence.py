@@ -1,9 +1,12 @@
 """Persistence: pickle/joblib round-trips and the safe safetensors + JSON format."""
 
+import copy
 import io
 import json
 import pickle
 import struct
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import joblib
 import numpy as np
 import pytest
 import torch
-from conftest import FAST
+from conftest import FAST, ROOT
 from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
 
@@ -366,9 +369,10 @@ def test_crafted_payloads_are_rejected(saved, tmp_path, edit, match):
         load_model(path)
 
 
-def test_weights_must_match_the_network_the_parameters_describe(saved, tmp_path):
+def test_weights_must_match_the_network_the_fitted_plan_describes(saved, tmp_path):
+    # The fitted plan describes the network (the parameters are the next fit's).
     def wider(payload):
-        payload["params"]["hidden_layer_sizes"] = {"__type__": "tuple", "items": [9]}
+        payload["plan"]["hidden"] = {"__type__": "tuple", "items": [9]}
 
     path = _rewrite(saved, tmp_path / "a.safetensors", edit_payload=wider)
     with pytest.raises(ValueError, match="shape"):
@@ -430,7 +434,7 @@ def test_other_versions_warn_or_raise(saved, tmp_path):
 def test_file_records_versions(saved):
     header, _ = _split_file(saved.read_bytes(), saved)
     payload = json.loads(header["__metadata__"]["cr_sklearn"])
-    assert payload["format_version"] == 3
+    assert payload["format_version"] == 4
     assert payload["versions"]["cr_sklearn"] == cr_sklearn.__version__
     assert {"scikit-learn", "torch", "numpy"} <= set(payload["versions"])
 
@@ -646,10 +650,11 @@ def test_member_tensors_must_match_n_members(saved_members, tmp_path):
         payload["params"]["n_members"] = 1
         payload["params"]["oob_score"] = False
 
-    # The parameter alone disagrees with the count the fit resolved ...
+    # The parameter alone is the next fit's: the members load as fitted ...
     path = _rewrite(saved_members, tmp_path / "m.safetensors", one_network)
-    with pytest.raises(ValueError, match="n_members_ differs from n_members=1"):
-        load_model(path)
+    loaded = load_model(path)
+    assert (loaded.n_members, loaded.n_members_) == (1, 3)
+    assert loaded.module_.n_members == 3
 
     def one_resolved_network(payload):
         one_network(payload)
@@ -678,3 +683,150 @@ def test_a_claimed_member_count_is_checked_before_any_member_is_built(
     monkeypatch.setattr(_networks, "build", no_build)
     with pytest.raises(ValueError, match=f"describe {n_members} member"):
         load_model(path)
+
+
+# -- a fitted model is one record: the parameters are the next fit's ------------
+# Each parameter that defines the network, changed after fit to a value that
+# builds another network.
+CHANGED_AFTER_FIT = {
+    "hidden_layer_sizes": (16, 4),
+    "degree": 5,
+    "activation": "relu",
+    "architecture": "residual",
+    "encoding_bins": 3,
+    "dropout": 0.5,
+    "n_members": 3,
+    "spectral_norm": True,
+    "dtype": "float64",
+}
+
+
+def _skops_round_trip(model):
+    sio = pytest.importorskip("skops.io", reason="skops is not installed")
+    return sio.loads(sio.dumps(model), trusted=[f"cr_sklearn.{type(model).__name__}"])
+
+
+def _file_round_trip(model):
+    buffer = io.BytesIO()
+    save_model(model, buffer)
+    buffer.seek(0)
+    return load_model(buffer)
+
+
+def _joblib_round_trip(model):
+    buffer = io.BytesIO()
+    joblib.dump(model, buffer)
+    buffer.seek(0)
+    return joblib.load(buffer)
+
+
+ROUTES = {
+    "save_model": _file_round_trip,
+    "pickle": lambda model: pickle.loads(pickle.dumps(model)),
+    "deepcopy": copy.deepcopy,
+    "joblib": _joblib_round_trip,
+    "skops": _skops_round_trip,
+}
+
+
+@pytest.fixture(scope="module")
+def changed_after_fit(data):
+    """``(estimator class, parameter) -> (model with the parameter changed,
+    its predict_proba and jacobian before the change)``, fitted once each."""
+    X, y = data
+    models = {}
+
+    def get(cls, param):
+        if (cls, param) not in models:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = cls((8,), max_iter=2, random_state=0).fit(X, y)
+            before = model.predict_proba(X), model.jacobian(X), dict(model.plan_)
+            model.set_params(**{param: CHANGED_AFTER_FIT[param]})
+            models[cls, param] = model, before
+        return models[cls, param]
+
+    return get
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+@pytest.mark.parametrize("param", sorted(CHANGED_AFTER_FIT))
+@pytest.mark.parametrize("cls", [CRClassifier, CROrdinalRegressor])
+def test_a_model_round_trips_whatever_its_parameters_say(
+    changed_after_fit, data, cls, param, route
+):
+    # F1: the network is described by what was fitted; the parameters
+    # configure the next fit (as in scikit-learn) and travel as they are.
+    X, _ = data
+    model, (proba, jacobian, plan) = changed_after_fit(cls, param)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = ROUTES[route](model)
+    assert loaded.get_params()[param] == CHANGED_AFTER_FIT[param]
+    assert loaded.get_params() == model.get_params()
+    assert dict(loaded.plan_) == plan
+    np.testing.assert_array_equal(loaded.predict_proba(X), proba)
+    np.testing.assert_array_equal(loaded.jacobian(X), jacobian)
+    # The original is untouched by being copied or saved.
+    np.testing.assert_array_equal(model.predict_proba(X), proba)
+
+
+def test_the_next_fit_reads_the_changed_parameters(changed_after_fit, data):
+    X, y = data
+    model, _ = changed_after_fit(CRClassifier, "degree")
+    loaded = pickle.loads(pickle.dumps(model))
+    # A warm start continues the fitted network: its parameters cannot change.
+    with pytest.raises(ValueError, match="degree=5 differs from the fitted"):
+        copy.deepcopy(loaded).set_params(warm_start=True).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded.fit(X, y)
+    assert loaded.plan_["degree"] == loaded.module_.degree == 5
+
+
+def test_a_loaded_model_keeps_the_plan_that_was_fitted(data, tmp_path):
+    # F7: the plan is saved, not resolved again for a made-up row count; here
+    # 120 rows cap the batch at 120 (1,000 rows would give 500 and another
+    # learning rate).
+    X, y = data
+    model = CRClassifier(
+        (8,), max_iter=2, batch_size=500, learning_rate_init="auto", random_state=0
+    ).fit(X, y)
+    assert (model.plan_["batch_size"], model.plan_["n_samples"]) == (120, 120)
+    lr = model.net_.optimizer_.param_groups[0]["lr"]
+    assert lr == model.plan_["learning_rate"] == pytest.approx(1e-3)
+    for route in ("save_model", "pickle", "deepcopy"):
+        loaded = ROUTES[route](model)
+        assert dict(loaded.plan_) == dict(model.plan_), route
+        assert loaded.net_.optimizer_.param_groups[0]["lr"] == lr, route
+
+
+def test_the_resolved_plan_is_readable_and_read_only(data):
+    X, y = data
+    model = CRClassifier((8,), max_iter=3, random_state=0).fit(X, y)
+    plan = model.plan_
+    assert plan["max_epochs"] == model.max_iter_ == model.n_iter_ == 3
+    assert plan["encoding_bins"] == model.encoding_bins_ == 4
+    assert (plan["n_members"], plan["stopping"]) == (model.n_members_, "off")
+    assert plan["batch_size"] == 120 and plan["hidden"] == (8,)
+    with pytest.raises(TypeError):
+        plan["batch_size"] = 1
+    with pytest.raises(AttributeError):
+        model.max_iter_ = 5
+    assert not hasattr(CRClassifier(), "plan_")
+
+
+def test_the_saved_state_code_imports_no_estimator():
+    # The estimators pickle through cr_sklearn._state; save_model and
+    # load_model (cr_sklearn._persistence) sit above the estimators.
+    code = (
+        "import sys, cr_sklearn._state; "
+        "print(sorted(m for m in sys.modules if m in "
+        "('cr_sklearn._classifier', 'cr_sklearn._ordinal', "
+        "'cr_sklearn._persistence')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -72,6 +72,13 @@ def _param(key, value):
     return edit
 
 
+def _plan(key, value):
+    def edit(payload):
+        payload["plan"][key] = value
+
+    return edit
+
+
 def _attr(key, value):
     def edit(payload):
         payload["attributes"][key] = value
@@ -348,6 +355,21 @@ def _encoding_tensor(models, key, change):
     return _tensor(f"module.encoding.{key}", values)
 
 
+def _in_format_3(edit):
+    """A forgery of a format-3 file, whose parameters are those of the fit.
+
+    From format 4 the parameters are the next fit's and the fitted plan
+    describes the network: they may differ (``set_params`` after ``fit``).
+    """
+
+    def forged(payload):
+        payload["format_version"] = 3
+        del payload["plan"]
+        edit(payload)
+
+    return forged
+
+
 def _auto_without(param):
     """A forgery: ``param="auto"`` without the value it resolved to."""
 
@@ -376,11 +398,11 @@ ENCODING_FORGERIES = {
         "disagree",
     ),
     "resolved-bins-not-the-parameter": (
-        lambda m: lambda b: _forge(b, _param("encoding_bins", None)),
+        lambda m: lambda b: _forge(b, _in_format_3(_param("encoding_bins", None))),
         "differs from encoding_bins",
     ),
     "resolved-dropout-not-the-parameter": (
-        lambda m: lambda b: _forge(b, _param("dropout", 0.5)),
+        lambda m: lambda b: _forge(b, _in_format_3(_param("dropout", 0.5))),
         "differs from dropout",
     ),
     "auto-without-resolved-value": (_auto_without("dropout"), "without dropout_"),
@@ -512,15 +534,15 @@ def _bombs(blob, ordinal_blob):
     many = {f"module.x{i}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}
             for i in range(2000)}  # fmt: skip
     return {
-        "hidden-1e9": _forge(blob, _param("hidden_layer_sizes", _tuple(10**9))),
-        "hidden-5e7": _forge(blob, _param("hidden_layer_sizes", _tuple(5 * 10**7))),
+        "hidden-1e9": _forge(blob, _plan("hidden", _tuple(10**9))),
+        "hidden-5e7": _forge(blob, _plan("hidden", _tuple(5 * 10**7))),
         "features-1e9": _forge(blob, _attr("n_features_in_", 10**9)),
-        "degree-1e9": _forge(blob, _param("degree", 10**9)),
+        "degree-1e9": _forge(blob, _plan("degree", 10**9)),
         "classes-1e5-width-1e4": _forge(
             blob,
             lambda p: (
                 p["attributes"].update(classes_=_array("<i8", list(range(100_000)))),
-                p["params"].update(hidden_layer_sizes=_tuple(10**4)),
+                p["plan"].update(hidden=_tuple(10**4), n_outputs=100_000),
             ),
         ),
         "string-dtype-400x<U999999": _forge(
@@ -528,13 +550,7 @@ def _bombs(blob, ordinal_blob):
             _attr("classes_", _array("<U999999", [f"c{i}" for i in range(400)])),
         ),
         "1000-layers": _assemble(
-            {
-                **payload,
-                "params": {
-                    **payload["params"],
-                    "hidden_layer_sizes": _tuple(*[1] * 999),
-                },
-            },
+            {**payload, "plan": {**payload["plan"], "hidden": _tuple(*[1] * 999)}},
             {**table, **many},
             data,
         ),
@@ -820,3 +836,146 @@ def test_loading_is_quiet_for_unmodified_files(models):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             _load(blob)
+
+
+# -- the fitted plan, feature names and the tensor table ------------------------
+def test_repeated_feature_names_are_refused(models):
+    # F9: fit refuses a table whose columns repeat a name; so does the loader.
+    clf, blob, X = models["clf"]
+    names = _attr("feature_names_in_", _array("O", ["a", "b", "a", "c"]))
+    with pytest.raises(ValueError, match="feature_names_in_ repeats a name"):
+        _load(_forge(blob, names))
+    distinct = _load(
+        _forge(blob, _attr("feature_names_in_", _array("O", list("abcd"))))
+    )
+    np.testing.assert_array_equal(distinct.predict_proba(X), clf.predict_proba(X))
+
+
+def _pop(section, key):
+    return lambda payload: payload[section].pop(key)
+
+
+PLAN_FORGERIES = {
+    "no-plan": (lambda p: p.pop("plan"), "fitted plan is missing"),
+    "plan-a-list": (lambda p: p.update(plan=[1, 2]), "fitted plan is missing"),
+    "unknown-field": (_plan("exec", "print(1)"), "unknown field 'exec'"),
+    "device-field": (_plan("device", "cuda"), "unknown field 'device'"),
+    "missing-field": (_pop("plan", "batch_size"), "lacks the fields"),
+    "no-max-iter": (_pop("attributes", "max_iter_"), r"missing fitted attr"),
+    "no-stopping": (_pop("attributes", "early_stopping_"), r"missing fitted attr"),
+    "n-samples-zero": (_plan("n_samples", 0), "n_samples"),
+    "n-samples-a-string": (_plan("n_samples", "200"), "n_samples"),
+    "n-features": (_plan("n_features", 5), "n_features differs"),
+    "n-outputs": (_plan("n_outputs", 7), "n_outputs"),
+    "degree-zero": (_plan("degree", 0), "degree"),
+    "activation": (_plan("activation", "os.system"), "activation"),
+    "architecture": (_plan("architecture", "pickle"), "architecture"),
+    "hidden-float": (_plan("hidden", _tuple(8.5)), "hidden_layer_sizes"),
+    "hidden-zero": (_plan("hidden", _tuple(0)), "hidden_layer_sizes"),
+    "dtype": (_plan("dtype", "float16"), "dtype"),
+    "learning-rate-auto": (_plan("learning_rate", "auto"), "'auto'"),
+    "learning-rate-inf": (_plan("learning_rate", float("inf")), "learning_rate"),
+    "batch-size-auto": (_plan("batch_size", "auto"), "'auto'"),
+    "tol-beyond-float": (_plan("tol", 10**400), "tol is not a finite number"),
+    "betas-one": (_plan("betas", _tuple(0.9)), "betas must be a pair"),
+    "betas-out-of-range": (_plan("betas", _tuple(0.9, 2.0)), "beta_2"),
+    "dreg": (_plan("dreg", "exec"), "dreg"),
+    "patience-zero": (_plan("patience", 0), "n_iter_no_change"),
+    # The network the plan describes must be the one the tensors hold.
+    "wider": (_plan("hidden", _tuple(9)), "shape"),
+    "deeper": (_plan("hidden", _tuple(8, 8)), "tensors do not match"),
+    "more-coefficients": (_plan("degree", 4), "shape"),
+    "fixed-activation": (_plan("activation", "relu"), "unexpected"),
+    "double-training": (_plan("dtype", "float64"), None),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(PLAN_FORGERIES))
+def test_forged_plans_are_refused(models, forgery):
+    clf, blob, X = models["clf"]
+    edit, match = PLAN_FORGERIES[forgery]
+    if match is None:
+        # The training dtype builds the same float64 network: it loads, and
+        # trains on in float64.
+        loaded = _load(_forge(blob, edit))
+        np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+        assert str(loaded.net_.module_.output.weight.dtype) == "torch.float64"
+        return
+    with pytest.raises(ValueError, match="not a valid cr_sklearn model file") as exc:
+        _load(_forge(blob, edit))
+    assert exc.match(match)
+
+
+def _table(edit):
+    """A forgery of the tensor table (the header's entries), digest recomputed."""
+
+    def forge(blob):
+        payload, table, data = _parts(blob)
+        table = json.loads(json.dumps(table))
+        data = edit(table, data) or data
+        return _assemble(payload, table, data)
+
+    return forge
+
+
+def _entry(key, **changes):
+    return _table(lambda table, data: table[key].update(changes))
+
+
+def _offsets(key, shift_start, shift_end):
+    def edit(table, data):
+        start, end = table[key]["data_offsets"]
+        table[key]["data_offsets"] = [start + shift_start, end + shift_end]
+
+    return _table(edit)
+
+
+TABLE_FORGERIES = {
+    "float-as-int": _entry("module.output.weight", dtype="I64"),
+    "float-as-float32": _entry("module.output.bias", dtype="F32", shape=[6]),
+    "transposed": _entry("module.hidden.0.weight", shape=[16, 8]),
+    "flattened": _entry("module.output.weight", shape=[24]),
+    "unknown-dtype": _entry("module.output.bias", dtype="F128"),
+    "shape-negative": _entry("module.output.bias", shape=[-3]),
+    "extra-field": _entry("module.output.bias", note="x"),
+    "offsets-reversed": _entry("module.output.bias", data_offsets=[2072, 2048]),
+    "overlap": _offsets("module.output.weight", -8, -8),
+    "gap": _offsets("module.output.weight", 8, 8),
+    "beyond-the-data": _offsets("module.encoding.ramp", 0, 8),
+    "renamed": _table(
+        lambda t, d: t.update({"module.output.weights": t.pop("module.output.weight")})
+    ),
+    "dropped-last": _table(lambda t, d: (t.pop("module.encoding.ramp"), d[:-16])[1]),
+    "member-axis": _entry("module.output.weight", shape=[1, 3, 8]),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(TABLE_FORGERIES))
+def test_forged_tensor_tables_are_refused(models, forgery):
+    _, blob, _ = models["clf"]
+    forged = TABLE_FORGERIES[forgery](blob)
+    assert forged != blob
+    with pytest.raises(ValueError, match="not a valid cr_sklearn model file"):
+        _load(forged)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_forged_plans_raise_value_error_or_load_a_valid_model(models, data):
+    kind = data.draw(st.sampled_from(sorted(models)))
+    payload, table, blob_data = _parts(models[kind][1])
+    key = data.draw(st.sampled_from(sorted(payload["plan"])))
+    value = payload["plan"][key]
+    payload["plan"][key] = data.draw(st.one_of(_near(value), _encoded))
+    try:
+        model = _load(_assemble(payload, table, blob_data))
+    except ValueError:
+        hypothesis.event("rejected")
+        return
+    hypothesis.event("loaded")
+    _assert_like_a_save_model_output(model, models[kind][2])
