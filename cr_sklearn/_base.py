@@ -259,17 +259,28 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         check_numeric_columns(X)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
-    def _outputs(self, X):
+    def _outputs(self, X, combine=None):
         """The network's outputs for validated ``X``: float64, in chunks.
 
         ``(n_samples, n_outputs)``; a member model's
-        ``(n_members, n_samples, n_outputs)``.
+        ``(n_members, n_samples, n_outputs)``. ``combine`` turns each chunk's
+        outputs into what is kept of them (see :func:`_predict.outputs`).
         """
         path = getattr(self, "_prediction_path", "folded")
         layers = self.net_.module_ if path == "training" else None
         return _predict.outputs(
-            self.module_, X, device=self.device_, path=path, layers=layers
+            self.module_,
+            X,
+            device=self.device_,
+            path=path,
+            layers=layers,
+            combine=combine,
         )
+
+    def _averaged(self, outputs):
+        """A member model's outputs as their averaged log-probabilities, chunk
+        by chunk; one network's as they are."""
+        return self._log_proba(outputs) if outputs.ndim == 3 else outputs
 
     def _jacobian(self, X, scale=None, *, features=False):
         return _predict.jacobians(
