@@ -49,6 +49,9 @@ _SCALAR_TYPES = (bool, int, float, str, np.generic)
 # Rebuilt from the record, never read as data; the running partial_fit
 # summaries are not saved: a loaded model starts anew.
 _DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
+# The head's attributes that the criterion's tensors determine: set again by
+# the estimator's _set_head_attributes, as a fit sets them.
+_FROM_TENSORS = frozenset({"cutpoints_"})
 #: The parts of the state whose tensors define the fitted model.
 MODEL_PARTS = ("module", "criterion")
 #: The plan's fields that public fitted attributes hold: in the record, each
@@ -90,7 +93,7 @@ def fitted_state(estimator, *, optimizer=False):
     network, ``criterion.*``) and, with ``optimizer``, Adam's moments.
     """
     params = estimator.get_params(deep=False)
-    skipped = set(params) | _DERIVED | {"_sklearn_version"}
+    skipped = set(params) | _DERIVED | _FROM_TENSORS | {"_sklearn_version"}
     net, plan = estimator.net_, dataclasses.asdict(estimator._plan)
     modules = zip(MODEL_PARTS, (estimator.module_, net.criterion_), strict=True)
     attributes = {k: v for k, v in vars(estimator).items() if k not in skipped}
@@ -186,14 +189,6 @@ def _floats(value, what, name, shape, *, positive=False, nonnegative=False, orde
     return value.astype(np.float64)
 
 
-def _cutpoints(value, what, name, classes):
-    """Increasing cut-points between ``classes``; 2-d: one row per member."""
-    k = len(classes) - 1
-    rows = isinstance(value, np.ndarray) and value.ndim == 2
-    shape = (len(value), k) if rows else (k,)
-    return _floats(value, what, name, shape, order="strictly increasing")
-
-
 def _feature_names(value, what, name, n_features):
     if not (
         isinstance(value, np.ndarray)
@@ -248,15 +243,15 @@ def _check_classes(value, cls, name):
     return value
 
 
-_REQUIRED, _OPTIONAL, _ORDINAL, _DROPPED = "required", "optional", "ordinal", "dropped"
+_REQUIRED, _OPTIONAL, _BEFORE_4, _DROPPED = "required", "optional", "<4", "dropped"
 _N_FEATURES, _N_ITER = itemgetter("n_features_in_"), itemgetter("n_iter_")
 _QUANTILES = {"shape": 101, "order": "non-decreasing", "nonnegative": True}
 _I64, _I32 = 2**63 - 1, 2**31 - 1
 # Each fitted attribute a fit writes: name -> (presence, checker, options), checked in
 # this order. An option itemgetter(attribute) is that attribute's checked value;
 # "none": True allows None. Checker None: checked in _check_attributes or, with the
-# parameters, _check_member_attributes. _ORDINAL: required for CROrdinalRegressor,
-# refused for CRClassifier; _DROPPED: written by earlier versions, dropped.
+# fitted plan, _check_member_attributes. _BEFORE_4: written up to format 3, now
+# set from the tensors (dropped); _DROPPED: written by earlier versions, dropped.
 _ATTRIBUTES = {
     "n_features_in_": (_REQUIRED, None, {}),
     "classes_": (_REQUIRED, None, {}),
@@ -282,7 +277,7 @@ _ATTRIBUTES = {
     "dropout_": (_OPTIONAL, _float, {"low": 0, "high": 1, "below": True}),
     "n_members_": (_OPTIONAL, _int, {"low": 1, "high": _I32}),
     "n_encoded_features_": (_OPTIONAL, _int, {"low": 1, "high": _I32, "none": True}),
-    "cutpoints_": (_ORDINAL, _cutpoints, {"classes": itemgetter("classes_")}),
+    "cutpoints_": (_BEFORE_4, None, {}),
     "best_epochs_": (_OPTIONAL, None, {}),
     "oob_score_": (_OPTIONAL, None, {}),
     "oob_decision_function_": (_OPTIONAL, None, {}),
@@ -303,23 +298,20 @@ _PARAMS_ADDED = {
 }
 
 
-def _check_attributes(cls, a, name):
-    """The fitted attributes of a ``cls`` state, checked as _ATTRIBUTES says."""
+def _check_attributes(cls, a, name, version):
+    """The fitted attributes of a ``cls`` record, checked as _ATTRIBUTES says."""
     if not isinstance(a, dict):
         raise bad(name, "missing fitted attributes")
-    ordinal = cls.__name__ == "CROrdinalRegressor"
-    allowed = {
-        k for k, (when, *_) in _ATTRIBUTES.items() if ordinal or when != _ORDINAL
-    }
+    allowed = {k for k, (when, *_) in _ATTRIBUTES.items() if when != _BEFORE_4}
+    if version < 4:
+        allowed |= set(_FROM_TENSORS)
     unknown = sorted(set(a) - allowed, key=str)
     if unknown:
         raise bad(name, f"attribute name {unknown[0]!r:.80} is not allowed")
-    missing = sorted(
-        k for k in allowed - set(a) if _ATTRIBUTES[k][0] in (_REQUIRED, _ORDINAL)
-    )
+    missing = sorted(k for k in allowed - set(a) if _ATTRIBUTES[k][0] == _REQUIRED)
     if missing:
         raise bad(name, f"missing fitted attributes {missing}")
-    a = {k: v for k, v in a.items() if _ATTRIBUTES[k][0] != _DROPPED}
+    a = {k: v for k, v in a.items() if _ATTRIBUTES[k][0] not in (_DROPPED, _BEFORE_4)}
     n_features = a["n_features_in_"]
     if not is_integer(n_features) or n_features < 1:
         raise bad(name, f"invalid n_features_in_ {n_features!r:.40}")
@@ -354,7 +346,7 @@ def _check_attributes(cls, a, name):
     return a
 
 
-def _check_member_attributes(a, members, name):
+def _check_member_attributes(a, members, name, *, ordinal):
     """The attributes per member and out-of-fold, as a fit of ``members`` writes."""
     n_iter, n_classes = a["n_iter_"], len(a["classes_"])
     best = a.get("best_epochs_")
@@ -377,7 +369,8 @@ def _check_member_attributes(a, members, name):
     if len(found) == 1:
         raise bad(name, "oob_score=True without both out-of-fold attributes")
     if "oob_score_" in a:
-        bounds = (-(n_classes - 1), 0.0) if "cutpoints_" in a else (0.0, 1.0)
+        # The ordinal head's score is minus a mean absolute error in ranks.
+        bounds = (-(n_classes - 1), 0.0) if ordinal else (0.0, 1.0)
         _float(a["oob_score_"], "oob_score_", name, *bounds)
     proba = a.get("oob_decision_function_")
     if "oob_decision_function_" in a and not (
@@ -392,11 +385,6 @@ def _check_member_attributes(a, members, name):
         raise bad(
             name, "oob_decision_function_ must hold probabilities, one column a class"
         )
-    cut = a.get("cutpoints_")
-    if cut is not None and (cut.ndim == 2) != (members > 1):
-        raise bad(name, "cutpoints_ must have one row per member (n_members > 1)")
-    if cut is not None and cut.ndim == 2 and len(cut) != members:
-        raise bad(name, f"cutpoints_ must have {members} rows (n_members)")
 
 
 def _scalars(values):
@@ -613,12 +601,11 @@ def _check_loaded(estimator, name):
             raise bad(name, "its encoding's columns are not in input order")
         if not bool((encoding.inv_width > 0).all() & (encoding.ramp_gain > 0).all()):
             raise bad(name, "its encoding has bins of non-positive width or scale")
-    if hasattr(estimator, "cutpoints_"):
-        cut = estimator.net_.criterion_.cutpoints().double().cpu().numpy()
-        if cut.shape != np.shape(estimator.cutpoints_) or not np.allclose(
-            cut, estimator.cutpoints_, rtol=1e-6, atol=1e-6
-        ):
-            raise bad(name, "cutpoints_ differ from the cut-points of its tensors")
+    cut = getattr(estimator, "cutpoints_", None)
+    if cut is not None and not (
+        np.isfinite(cut).all() and (np.diff(cut, axis=-1) > 0).all()
+    ):
+        raise bad(name, "its cut-points are not finite and strictly increasing")
 
 
 def _state_tensors(state, name):
@@ -654,7 +641,7 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
             name, f"it holds a {state.get('estimator')!r:.80}, not a {cls.__name__}"
         )
     params = _check_params(estimator, state.get("params"), name)
-    attributes = _check_attributes(cls, state.get("attributes"), name)
+    attributes = _check_attributes(cls, state.get("attributes"), name, version)
     if version < 2 and attributes.get("encoding_bins_") is None:
         warnings.warn(
             f"{name!r} uses model format version {version}: without an input "
@@ -709,7 +696,8 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
         part, _, key = key.partition(".")
         is_float = part == "module" and value.is_floating_point()
         parts[part][key] = value.double() if is_float else value
-    _check_member_attributes(attributes, plan.n_members, name)
+    ordinal = cls.__name__ == "CROrdinalRegressor"
+    _check_member_attributes(attributes, plan.n_members, name, ordinal=ordinal)
     # Building draws initial weights: the caller's random streams are kept.
     with torch.random.fork_rng(devices=[]):
         module = _networks.build(
@@ -723,6 +711,7 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
     estimator._plan, estimator._built = plan, plan.network_values()
     estimator.net_ = rebuild_net(estimator)
     estimator.net_.criterion_.load_state_dict(parts["criterion"], strict=True)
+    estimator._set_head_attributes(estimator.net_)
     estimator.net_.history = History(history)
     if "optimizer" in state:
         try:

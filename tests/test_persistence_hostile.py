@@ -979,3 +979,22 @@ def test_forged_plans_raise_value_error_or_load_a_valid_model(models, data):
         return
     hypothesis.event("loaded")
     _assert_like_a_save_model_output(model, models[kind][2])
+
+
+@pytest.mark.parametrize(
+    "first, gaps",
+    [([3e38], [3e38, 3e38]), ([-3e38], [0.0, 0.0])],
+    ids=["gaps-beyond-float32", "first-at-the-bottom"],
+)
+def test_cut_points_are_read_from_the_tensors_and_checked(models, first, gaps):
+    # cutpoints_ is no attribute of the file: the criterion's tensors
+    # determine it, and loading refuses tensors whose cut-points are not
+    # finite and strictly increasing.
+    reg, blob, X = models["ordinal"]
+    loaded = _load(blob)
+    np.testing.assert_array_equal(loaded.cutpoints_, reg.cutpoints_)
+    forged = _tensor("criterion.cutpoint_log_gaps", gaps)(
+        _tensor("criterion.cutpoint_first", first)(blob)
+    )
+    with pytest.raises(ValueError, match="cut-points are not finite and strictly"):
+        _load(forged)
