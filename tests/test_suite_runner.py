@@ -765,3 +765,24 @@ def test_tau_is_timed_apart_from_the_fit(monkeypatch):
     (spec,) = _specs("Curved")
     scores = harness.fit_and_score(TASK, spec, X, y, train, test, 1.0, 0)
     assert scores["fit_time"] < 0.3 <= scores["tau_time"]
+
+
+def test_the_first_fit_of_a_model_in_a_process_is_warmed_up_untimed(monkeypatch):
+    built = []
+
+    def build(spec, seed):
+        built.append(spec.name)
+        return _build_model(spec, seed)
+
+    task = dataclasses.replace(TASK, name="warm", build_model=build)
+    monkeypatch.setattr(harness, "_WARM", set())
+    X, y = _load_table(TABLES[0])
+    train, test = harness.make_splits(y, 1)[0]
+    (spec,) = _specs("Curved")
+    args = (spec, X, y, train, test, 1.0, 0)
+    first = harness._fit_task(task, args)
+    assert built == ["Curved", "Curved"]  # a warm-up fit, then the timed one
+    second = harness._fit_task(task, args)
+    assert built == ["Curved"] * 3
+    # The seeded scores do not depend on it.
+    assert (first["loss"], first["norms"]) == (second["loss"], second["norms"])
