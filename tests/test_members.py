@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from conftest import FAST
+from conftest import FAST, ROOT
 from sklearn.datasets import make_classification
 from skorch.callbacks import Callback
 
@@ -415,6 +415,7 @@ def _prediction_memory(n_rows):
         capture_output=True,
         text=True,
         env=env,
+        cwd=ROOT,
         timeout=600,
     )
     assert run.returncode == 0, run.stderr
