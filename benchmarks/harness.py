@@ -1238,8 +1238,8 @@ def tau_section(means, models, cr_models=()):
         "Tau pooled over the splits: `gradient_norms` of each model on the same",
         f"rows of each test fold (at most {TAU_ROWS:,}, drawn with the split's index),",
         "each split's norms over their own mean, then p99 / mean",
-        "(`gradient_tail_ratio` of the splits' norms); '-' where a model has no",
-        "tau (trees) or no fit.",
+        "(`gradient_tail_ratio` of the splits' norms); '-' where a model's tau",
+        "is not measured (the trees; the ordinal suite's baselines) or failed.",
         "",
         *markdown_table(["table", "band", *models], rows),
     ]
