@@ -454,6 +454,21 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         """The cross-fitted members of the network (1: one network)."""
         return self._fitted_plan().n_members
 
+    @property
+    def validation_scores_(self):
+        """The validation score per epoch of a hold-out fit (from the history)."""
+        plan = self._fitted_plan()
+        if plan.stopping != "hold-out" or plan.n_members > 1:
+            return None
+        rows = self.net_.history
+        return [float(r["valid_score"]) for r in rows if "valid_score" in r] or None
+
+    @property
+    def best_validation_score_(self):
+        """The best of ``validation_scores_`` (``None`` without them)."""
+        scores = self.validation_scores_
+        return None if scores is None else max(scores)
+
     def _fitted_plan(self):
         try:
             return self.__dict__["_plan"]

@@ -421,11 +421,6 @@ class Fit:
         else:
             best = est.best_epoch_
             est.best_epochs_ = None if best is None else np.array([best])
-        scores = None
-        if plan.stopping == "hold-out" and not members:
-            scores = [float(r["valid_score"]) for r in history if "valid_score" in r]
-        est.validation_scores_ = scores or None
-        est.best_validation_score_ = max(scores) if scores else None
         if members and est.oob_score:
             proba = est._member_proba(est._outputs(X))
             est.oob_decision_function_ = proba[rows.fold, np.arange(len(X))]

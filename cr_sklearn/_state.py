@@ -49,9 +49,6 @@ _SCALAR_TYPES = (bool, int, float, str, np.generic)
 # Rebuilt from the record, never read as data; the running partial_fit
 # summaries are not saved: a loaded model starts anew.
 _DERIVED = frozenset({"net_", "module_", "_plan", "_built"} | set(STREAM_ATTRIBUTES))
-# The head's attributes that the criterion's tensors determine: set again by
-# the estimator's _set_head_attributes, as a fit sets them.
-_FROM_TENSORS = frozenset({"cutpoints_"})
 #: The parts of the state whose tensors define the fitted model.
 MODEL_PARTS = ("module", "criterion")
 #: The plan's fields that public fitted attributes hold: in the record, each
@@ -93,7 +90,7 @@ def fitted_state(estimator, *, optimizer=False):
     network, ``criterion.*``) and, with ``optimizer``, Adam's moments.
     """
     params = estimator.get_params(deep=False)
-    skipped = set(params) | _DERIVED | _FROM_TENSORS | {"_sklearn_version"}
+    skipped = set(params) | _DERIVED | _READ | {"_sklearn_version"}
     net, plan = estimator.net_, dataclasses.asdict(estimator._plan)
     modules = zip(MODEL_PARTS, (estimator.module_, net.criterion_), strict=True)
     attributes = {k: v for k, v in vars(estimator).items() if k not in skipped}
@@ -251,15 +248,16 @@ _I64, _I32 = 2**63 - 1, 2**31 - 1
 # this order. An option itemgetter(attribute) is that attribute's checked value;
 # "none": True allows None. Checker None: checked in _check_attributes or, with the
 # fitted plan, _check_member_attributes. _BEFORE_4: written up to format 3, now
-# set from the tensors (dropped); _DROPPED: written by earlier versions, dropped.
+# read from the history or the tensors (dropped); _DROPPED: written by earlier
+# versions, dropped.
 _ATTRIBUTES = {
     "n_features_in_": (_REQUIRED, None, {}),
     "classes_": (_REQUIRED, None, {}),
     "n_iter_": (_REQUIRED, _int, {}),
     "loss_curve_": (_REQUIRED, _float_list, {"finite": False}),
     "best_epoch_": (_OPTIONAL, _int, {"low": 1, "high": _N_ITER, "none": True}),
-    "validation_scores_": (_OPTIONAL, _float_list, {"finite": True, "none": True}),
-    "best_validation_score_": (_OPTIONAL, None, {}),
+    "validation_scores_": (_BEFORE_4, None, {}),
+    "best_validation_score_": (_BEFORE_4, None, {}),
     "gradient_norm_quantiles_": (_REQUIRED, _floats, _QUANTILES),
     "gradient_norm_mean_": (_REQUIRED, _float, {"low": 0}),
     "input_distance_quantiles_": (_REQUIRED, _floats, _QUANTILES),
@@ -284,6 +282,10 @@ _ATTRIBUTES = {
     "_batch_size_": (_DROPPED, None, {}),
     "_init_cutpoints": (_DROPPED, None, {}),
 }
+# Attributes read from the record's other parts: the validation scores from the
+# history (properties of the estimator), the cut-points from the criterion's
+# tensors (set by the head's _set_head_attributes, as a fit sets them).
+_READ = frozenset(k for k, (when, *_) in _ATTRIBUTES.items() if when == _BEFORE_4)
 # Parameters added after files were written: a file without one loads with
 # the value that reproduces the behaviour of the version that wrote it.
 _PARAMS_ADDED = {
@@ -304,7 +306,7 @@ def _check_attributes(cls, a, name, version):
         raise bad(name, "missing fitted attributes")
     allowed = {k for k, (when, *_) in _ATTRIBUTES.items() if when != _BEFORE_4}
     if version < 4:
-        allowed |= set(_FROM_TENSORS)
+        allowed |= _READ
     unknown = sorted(set(a) - allowed, key=str)
     if unknown:
         raise bad(name, f"attribute name {unknown[0]!r:.80} is not allowed")
@@ -326,17 +328,8 @@ def _check_attributes(cls, a, name, version):
         if not (options.pop("none", False) and a[key] is None):
             a[key] = check(a[key], key, name, **options)
     # What one attribute says of another.
-    n_iter, scores = a["n_iter_"], a.get("validation_scores_")
-    best = a.get("best_validation_score_")
-    if len(a["loss_curve_"]) != n_iter:
+    if len(a["loss_curve_"]) != a["n_iter_"]:
         raise bad(name, "loss_curve_ must have n_iter_ entries")
-    if scores is None and best is not None:
-        raise bad(name, "best_validation_score_ without validation_scores_")
-    if scores is not None and (
-        not 0 < len(scores) <= n_iter
-        or _float(best, "best_validation_score_", name) != max(scores)
-    ):
-        raise bad(name, "validation_scores_ and best_validation_score_ differ")
     # The mean of the norms lies between their smallest and largest value
     # (0 only for a network that is flat on all its training data).
     quantiles, mean = a["gradient_norm_quantiles_"], a["gradient_norm_mean_"]
@@ -409,6 +402,9 @@ def _check_history(raw, n_iter, name):
                     raise bad(name, f"history value {key!r:.40} is not a scalar list")
             elif not _scalars([value]):
                 raise bad(name, f"history value {key!r:.40} is not a scalar")
+            elif key == "valid_score" and not (is_real(value) and _finite(value)):
+                # validation_scores_ reads them.
+                raise bad(name, "a validation score in its history is not finite")
     return raw
 
 
