@@ -1,10 +1,11 @@
 """compare_study: several models on several tables, cached so that it resumes."""
 
+import contextlib
 import numbers
 import os
+import sys
 import time
 import warnings
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, column_or_1d
+from threadpoolctl import ThreadpoolController
 
 from ._comparison import ComparisonResult
 from ._datasets import load_study_dataset, tabular_preprocessor
@@ -29,6 +31,7 @@ from ._engine import (
     prepare_estimator,
     resolve_progress,
     run_tasks,
+    warn_merged,
 )
 from ._fit_cache import FitCache, fit_key, table_digest
 
@@ -122,13 +125,38 @@ def _check_tables(tables, target, preprocess):
     return out
 
 
+class _ThreadLimits:
+    """BLAS and OpenMP pools limited per fit, without rescanning every time.
+
+    ``threadpoolctl.threadpool_limits`` lists the loaded native libraries
+    on each call, which costs more than a small fit; the controller is kept
+    per process and rebuilt only when modules were imported since (a new
+    estimator's libraries).
+    """
+
+    def __init__(self):
+        self.controller, self.n_modules = None, -1
+
+    def __call__(self, n_threads):
+        if n_threads is None:
+            return contextlib.nullcontext()
+        if self.controller is None or len(sys.modules) != self.n_modules:
+            self.controller = ThreadpoolController()
+            self.n_modules = len(sys.modules)
+        return self.controller.limit(limits=n_threads)
+
+
+_thread_limits = _ThreadLimits()
+
+
 def _fit_task(estimator, X, y, train, test, scorers, factors, n_threads, error_score):
     """One fit: ``(scores in natural units, fit_time, score_time, error, warnings)``."""
     start = time.perf_counter()
     try:
-        scores, fit_time, score_time, raised = fit_and_score(
-            estimator, X, y, train, test, scorers, n_threads
-        )
+        with _thread_limits(n_threads):
+            scores, fit_time, score_time, raised = fit_and_score(
+                estimator, X, y, train, test, scorers
+            )
     except Exception as exc:
         if isinstance(error_score, str):  # "raise"
             raise
@@ -137,19 +165,6 @@ def _fit_task(estimator, X, y, train, test, scorers, factors, n_threads, error_s
         return dict.fromkeys(scorers, float(error_score)), elapsed, np.nan, message, []
     natural = {n: factors[n] * v for n, v in scores.items()}
     return natural, fit_time, score_time, "", raised
-
-
-def _show_warnings(outputs, n_fits):
-    """Each distinct warning of the fits once, with its count; failures in one."""
-    counts = Counter(key for *_, raised in outputs for key in raised)
-    for (category, message), count in counts.items():
-        text = f"{message} (in {count} of {n_fits} fits)"
-        if not (isinstance(category, type) and issubclass(category, Warning)):
-            category = UserWarning
-        try:
-            warnings.warn(text, category, stacklevel=3)
-        except TypeError:  # a category that takes other arguments
-            warnings.warn(text, UserWarning, stacklevel=3)
 
 
 def compare_study(
@@ -373,7 +388,7 @@ def compare_study(
         desc="compare",
         on_result=stored,
     )
-    _show_warnings(outputs, len(outputs))
+    warn_merged([raised for *_, raised in outputs], len(outputs), stacklevel=2)
     for (_, head, _, _), (scores, fit_time, score_time, error, _) in zip(
         pending, outputs, strict=True
     ):

@@ -807,7 +807,10 @@ class ComparisonResult(_Records):
                 ],
                 [
                     [
-                        *(k if isinstance(k, tuple) else (k,)),
+                        *(
+                            f"{v:.0%}" if n == "fraction" else v
+                            for n, v in zip(summary.index.names, k, strict=True)
+                        ),
                         f"{r.mean_score:.{digits}f}",
                         f"{r.mean_rank:.2f}",
                         f"{r.mean_gap:.{digits}f}",
@@ -872,6 +875,9 @@ def _where(label, fraction):
     return f"{group}fraction {fraction:g}"
 
 
+_P_COLUMNS = {"p_value", "p_adjusted", "f_p_value", "wilcoxon_p"}
+
+
 def _frame_markdown(frame, digits):
     """A DataFrame as Markdown: p-values as ``_format_p``, other floats rounded."""
     index_names = [n for n in frame.index.names if n is not None]
@@ -883,8 +889,10 @@ def _frame_markdown(frame, digits):
         for name, value in zip(frame.columns, row, strict=True):
             if isinstance(value, bool | np.bool_):
                 line.append("*" if value else "")
+            elif name == "fraction":
+                line.append(f"{value:.0%}")
             elif isinstance(value, float | np.floating):
-                if "p_" in name or name.endswith("_p"):
+                if name in _P_COLUMNS:
                     line.append(_format_p(float(value)))
                 else:
                     line.append(f"{value:.{digits}f}")
