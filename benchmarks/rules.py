@@ -134,14 +134,19 @@ def without(rules, name):
 # (dropout "auto" becomes 0.1); ``Q``: the encoding with the input-space
 # stream and spread 0.03.
 #
-#   python benchmarks/run.py suite --split tune \
+#   python benchmarks/run.py suite --split tune --repeats 2 \
 #       --models CR,LogisticRegression,SVC,MLP,XGBoost,HistGradientBoosting,LightGBM \
 #       --candidate 'S={"dreg_space": "input"}' \
 #       --candidate 'N={"encoding_bins": null, "spread_lambda": 0.1}' \
 #       --candidate 'Q={"dreg_space": "input", "spread_lambda": 0.03}' \
 #       --output benchmarks/results/round_46_tune.md
 #
-# and the same with ``--split confirm`` (``round_46_confirm.md``) once.
+# and the same with ``--split confirm`` (``round_46_confirm.md``) once. Two
+# repeats of the 2-fold split (the first 4 of the suite's 10 splits), not 5:
+# a first start at 5 repeats measured about 5 minutes per split of adult
+# alone on this machine, and SVC's finite-difference tau on the wide tables
+# (vietnamh, 202 columns: 223 s per split) made 5 repeats of both halves
+# longer than the session. The corrected intervals widen accordingly.
 
 #: The candidates of issue 46's rounds, by name (the commands above).
 ROUNDS_46 = {
