@@ -20,6 +20,7 @@ from sklearn.exceptions import NotFittedError
 
 import cr_sklearn
 from cr_sklearn import CRClassifier, _networks, load_model, save_model
+from cr_sklearn._model_file import decode as _decode
 from cr_sklearn._model_file import digest as _digest
 from cr_sklearn._model_file import split_file as _split_file
 from cr_sklearn._ordinal import CROrdinalRegressor
@@ -487,6 +488,13 @@ def test_files_of_format_3_still_load_to_the_same_predictions(name):
         model.predict_proba(X), expected[f"{name}_proba"], **close
     )
     np.testing.assert_allclose(model.jacobian(X), expected[f"{name}_jacobian"], **close)
+    # Every attribute the file stored reads the same, those the record now
+    # reads from the history, the plan or the tensors included.
+    path = data / f"{name}_format3.safetensors"
+    header, _ = _split_file(path.read_bytes(), path)
+    payload = json.loads(header["__metadata__"]["cr_sklearn"])
+    for key, value in payload["attributes"].items():
+        np.testing.assert_equal(getattr(model, key), _decode(value, path), key)
 
 
 # -- pipelines, links, format versions and the network's own scaling -----------

@@ -998,3 +998,25 @@ def test_cut_points_are_read_from_the_tensors_and_checked(models, first, gaps):
     )
     with pytest.raises(ValueError, match="cut-points are not finite and strictly"):
         _load(forged)
+
+
+def test_validation_scores_are_read_from_a_checked_history(models):
+    # validation_scores_ is no attribute of the file: the history holds the
+    # scores, and each must be a finite number.
+    reg, blob, _ = models["ordinal"]
+    assert reg.early_stopping_ == "hold-out" and reg.validation_scores_
+    loaded = _load(blob)
+    assert loaded.validation_scores_ == reg.validation_scores_
+    assert loaded.best_validation_score_ == reg.best_validation_score_
+
+    def not_a_number(payload):
+        row = payload["history"][0]["items"]  # an encoded dict: [key, value] pairs
+        assert any(key == "valid_score" for key, _ in row)
+        for pair in row:
+            if pair[0] == "valid_score":
+                pair[1] = float("nan")
+
+    with pytest.raises(ValueError, match="validation score in its history"):
+        _load(_forge(blob, not_a_number))
+    with pytest.raises(ValueError, match="is not allowed"):
+        _load(_forge(blob, _attr("validation_scores_", [0.5])))
