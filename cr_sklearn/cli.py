@@ -774,7 +774,6 @@ def _add_compare_parser(sub):
 def _compare_tables(args):
     """The --dataset and --dataset-dir tables: CSV paths or named (X, y) tuples."""
     from cr_sklearn.study import load_study_dataset
-    from cr_sklearn.study._datasets import DATASETS
 
     names = list(args.dataset)
     if args.dataset_dir:
@@ -789,10 +788,9 @@ def _compare_tables(args):
         raise ValueError("Name the tables: --dataset (repeatable) or --dataset-dir.")
     tables = []
     for name in names:
-        if name in DATASETS:
-            tables.append((name, *load_study_dataset(name)))
-        elif not os.path.isfile(name):
-            load_study_dataset(name, args.target)  # its error names the problem
+        if not os.path.isfile(name):
+            # A named dataset, or the loader's error naming the problem.
+            tables.append((name, *load_study_dataset(name, args.target)))
         elif args.target is None:
             raise ValueError(
                 f"A CSV table needs its label column: --target for {name}."
