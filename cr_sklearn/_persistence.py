@@ -47,13 +47,15 @@ def save_model(estimator, path):
 
     The file is a `safetensors <https://huggingface.co/docs/safetensors>`_
     file: the network's tensors as raw arrays and, in its metadata, a JSON
-    document of the estimator's class, parameters (``get_params()``), fitted
-    attributes, training history (one row per epoch, without skorch's
-    per-batch entries), a format version, the versions of cr_sklearn,
+    document of the estimator's class, parameters (``get_params()``: those
+    of the next fit, which may differ from the fitted ones), fitted
+    attributes, the fitted plan (``plan_``: it describes the network),
+    training history (one row per epoch, without skorch's per-batch
+    entries), a format version, the versions of cr_sklearn,
     scikit-learn, torch and numpy that wrote it, and a SHA-256 digest of the
     content. The optimizer's state (Adam moments) is not saved:
     ``warm_start`` or ``partial_fit`` after loading continue from the saved
-    weights with a fresh optimizer.
+    weights with a fresh optimizer, at the fitted plan's learning rate.
 
     Parameters
     ----------
@@ -169,8 +171,9 @@ def load_model(path, *, device="cpu"):
     details: the file (a regular file or a binary file object, a header of
     at most 4 MiB, a tensor table that tiles the data, a SHA-256 digest),
     the estimator class and its parameters (validated as in ``fit``), each
-    fitted attribute's type, dtype and shape, and the tensors: exactly
-    those of the network the parameters describe, all finite.
+    fitted attribute's type, dtype and shape, the fitted plan, and the
+    tensors: exactly those of the network the fitted plan describes, all
+    finite.
 
     Parameters
     ----------
