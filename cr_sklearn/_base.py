@@ -27,6 +27,7 @@ from ._docs import fill_methods
 from ._fit import NO_PARTIAL_FIT, Fit, class_weight_of, rebuild_net
 from ._html_repr import FittedAttributesHTMLMixin
 from ._objective import TrainingObjective
+from ._plan import MAX_DEGREE
 from ._state import fitted_state, restore_state
 from ._utils import check_numeric_columns
 from .nn import ACTIVATION_NAMES, ARCHITECTURES, PENALTIES
@@ -91,7 +92,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "architecture": [StrOptions(set(ARCHITECTURES))],
         "hidden_layer_sizes": ["array-like", COUNT],
         "activation": [StrOptions(set(ACTIVATION_NAMES))],
-        "degree": [COUNT],
+        "degree": [Interval(numbers.Integral, 1, MAX_DEGREE, closed="both")],
         "dreg": [StrOptions(set(PENALTIES)), None],
         "dreg_lambda": [NON_NEGATIVE],
         "dreg_space": [StrOptions({"encoded", "input"})],
@@ -287,6 +288,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
             self.module_,
             X,
             device=self.device_,
+            path=getattr(self, "_prediction_path", "folded"),
             combine=self._combine_jacobian,
             scale=scale,
             features=features,

@@ -9,7 +9,6 @@ score and probabilities.
 """
 
 import copy
-import dataclasses
 import warnings
 
 import numpy as np
@@ -21,7 +20,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 from . import _networks, _predict
 from ._members import MemberCriterion, MemberStopping, member_rows
 from ._objective import TrainingObjective
-from ._plan import CV_FOLDS, class_weights, max_epochs_rule, resolve_plan
+from ._plan import CV_FOLDS, class_weights, resolve_plan
 from ._summaries import set_summaries
 from ._trainer import TensorDataset, make_net, optimizer_moments, torch_context, train
 from ._transform import InputTransform
@@ -107,17 +106,24 @@ class Fit:
                 est.__dict__.pop(name, None)
         seed = est._seed + est._n_fit_calls
         est._n_fit_calls += 1
+        # The rules count the rows that carry weight (weight 0 removes a row).
         plan = resolve_plan(
             est,
-            *X.shape,
+            int(np.count_nonzero(weight)),
+            X.shape[1],
             est._n_outputs(),
             device=est.device_,
             incremental=self.incremental,
         )
-        self._check_members(plan, fitted)
+        plan.check_members(
+            auto=est.n_members == "auto",
+            warm_start=fitted and est.warm_start,
+            built_members=fitted and getattr(est.module_, "n_members", None),
+        )
         if not self.reset:
             plan = plan.continuing(est._built, est.get_params(deep=False))
             plan.check_same_network(est._built)
+        plan.check_memory()
         with torch_context(seed, plan.n_threads, est.device_):
             # 3. The rows each member trains and is validated on.
             rows = self._rows(plan, codes, weight, seed)
@@ -172,35 +178,13 @@ class Fit:
             )
         if not weight.max() > 0:
             raise ValueError("sample_weight must have a positive sum.")
+        if weight.max() < np.finfo(np.float64).tiny:
+            raise ValueError(
+                f"sample_weight's largest value, {weight.max():.3g}, is subnormal "
+                "(below 2.2e-308): the weights' sums and ratios lose their "
+                "precision. Scale sample_weight up (weights count repetitions)."
+            )
         return X, codes, weight
-
-    def _check_members(self, plan, fitted):
-        """Refuse ``oob_score``, ``igpen_lambda``, warm starts where invalid."""
-        est = self.est
-        members = plan.n_members > 1
-        if not members and est.oob_score:
-            chose = est.n_members == "auto"
-            auto = " (n_members='auto' chose one network)" if chose else ""
-            raise ValueError(
-                f"oob_score=True needs n_members > 1{auto}: the out-of-fold "
-                "predictions come from the cross-fitted members (one network "
-                "trains on every row, and no row is out of fold)."
-            )
-        if members and est.igpen_lambda > 0:
-            raise ValueError(
-                "igpen_lambda > 0 is not available with n_members > 1: the "
-                "input-gradient penalty of a sum of the members' losses is not "
-                "the sum of their penalties. Use dreg, or n_members=1."
-            )
-        # partial_fit does not exist on members (partial_fit_available).
-        built_members = fitted and getattr(est.module_, "n_members", None)
-        if fitted and est.warm_start and (members or built_members):
-            raise ValueError(
-                "warm_start=True is not available with n_members > 1 (or on a "
-                "fitted member model): the folds belong to the data of the fit "
-                "that built the members. Fit with warm_start=False (with "
-                "n_members=1 for one network that later fits can warm-start)."
-            )
 
     # -- 3. and 4. the rows and the starting network --------------------------
     @staticmethod
@@ -264,14 +248,7 @@ class Fit:
                 warm["moments"] = optimizer_moments(est.net_)
         epochs, cv_curve, stopping = plan.max_epochs, None, None
         if plan.stopping == "cv" and plan.n_members == 1:
-            if len(codes) < 2 * CV_FOLDS:
-                # Too few rows for the folds: a fixed budget.
-                epochs = max_epochs_rule(est.max_iter, "off", 1)
-                plan = dataclasses.replace(plan, stopping="off", max_epochs=epochs)
-            else:
-                epochs, cv_curve = self._cv_epochs(
-                    plan, layers, H, y, codes, rows, seed
-                )
+            epochs, cv_curve = self._cv_epochs(plan, layers, H, y, codes, rows, seed)
         else:
             stopping = self._stopping(plan, H, y, rows)
         criteria = [
@@ -439,18 +416,18 @@ class Fit:
         """
         est = self.est
         start = est.net_.rows_at_train_begin_
-        patience = est.n_iter_no_change
+        patience = plan.n_iter_no_change
         if plan.stopping == "off":
             curve = np.asarray(est.loss_curve_[start:], dtype=float)
             window = min(patience, len(curve) - 1)
-            if est.early_stopping is not False or window < 1:
+            if plan.early_stopping is not False or window < 1:
                 return
             drop = (curve[-window - 1] - curve[-1]) / window
-            if np.isfinite(drop) and drop > est.tol * max(abs(curve[-1]), 1e-12):
+            if np.isfinite(drop) and drop > plan.tol * max(abs(curve[-1]), 1e-12):
                 warnings.warn(
                     f"The training loss was still falling after max_iter_="
                     f"{plan.max_epochs} epochs ({drop:.3g} per epoch over the "
-                    f"last {window}, above tol={est.tol:g} relative): the fit "
+                    f"last {window}, above tol={plan.tol:g} relative): the fit "
                     "did not converge. Increase max_iter, or use early stopping.",
                     ConvergenceWarning,
                     stacklevel=find_stacklevel(),

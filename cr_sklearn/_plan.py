@@ -11,6 +11,7 @@ does ``dropout="auto"`` mean on this data" finds it here and nowhere else.
 import dataclasses
 import math
 import numbers
+import os
 import warnings
 from dataclasses import dataclass
 
@@ -61,6 +62,24 @@ AUTO_THREADS_MAX = 4
 #: The largest network a fit builds, in learnable parameters, counting every
 #: member and the folds of ``early_stopping="cv"``.
 MAX_NETWORK_PARAMETERS = 10**9
+#: The highest ``degree``. Above it the arithmetic of a trained network is not
+#: accurate: its two float64 evaluations (the folded plan and the layers op
+#: by op) differ by over 1e-6 of the largest derivative at degree 32 and by
+#: 4e-2 at 40 (1e-8 at 30), and float32 training diverges from 33 on.
+MAX_DEGREE = 30
+#: The most activated layers: each costs a training step a fixed overhead,
+#: however narrow (about 10 ms a layer for a fit of one epoch on 300 rows,
+#: so 10,000 layers of width 2 take minutes before the first epoch ends).
+MAX_LAYERS = 1000
+#: The most memory a training step (with the encoded training inputs) or a
+#: prediction chunk may take: 8 GiB, and half the memory available.
+MAX_STEP_BYTES = 8 * 2**30
+#: Values a training step keeps per row and column of the layers, and per
+#: stream column more (measured on a layer 100,000 wide: 8 without the
+#: stream, 14 to 37 with 2 to 30 stream columns).
+STEP_COPIES = 12
+#: Elements of a prediction chunk (as ``_predict.CHUNK_ELEMENTS``).
+PREDICTION_CHUNK_ELEMENTS = 2**17
 
 
 def encoding_bins_rule(encoding_bins, n_samples, n_features, auto):
@@ -177,6 +196,21 @@ def threads_rule(n_threads, n_features, hidden, n_outputs, batch_size, n_members
     return min(usable_cpus(), AUTO_THREADS_MAX)
 
 
+def available_memory():
+    """Bytes of memory available to a new allocation, or ``None`` if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def network_parameters(architecture, n_inputs, hidden, n_outputs, poly, degree):
     """Learnable parameters of one network, counted without building it."""
     coefficients = degree + 1 if poly else 0
@@ -207,6 +241,12 @@ def hidden_sizes(value):
             f"got {value!r:.80}."
         )
     entries = list(entries)
+    if len(entries) > MAX_LAYERS:
+        raise ValueError(
+            f"hidden_layer_sizes has {len(entries):,} layers, over the bound of "
+            f"{MAX_LAYERS:,}: each layer costs every training step a fixed "
+            "overhead, so the fit would take hours. Use fewer, wider layers."
+        )
     for i, size in enumerate(entries):
         if not is_integer(size) or size < 1:
             raise ValueError(
@@ -330,6 +370,12 @@ class FitPlan:
     dreg_space: str = "encoded"
     # The output-gradient spread penalty's strength (0 in older plans).
     spread_lambda: float = 0.0
+    # The parameters as given that the fit's checks read: the convergence
+    # check's window, early_stopping (False: max_epochs is the user's cap, not
+    # a tuned budget, and a loss still falling warns) and oob_score.
+    n_iter_no_change: int = 10
+    early_stopping: object = "auto"
+    oob_score: bool = False
 
     @property
     def cv_folds(self):
@@ -367,6 +413,102 @@ class FitPlan:
                     "rebuild the network."
                 )
 
+    def check_members(self, *, auto, warm_start, built_members):
+        """Raise where members are asked of a fit that cannot have them.
+
+        ``auto``: ``n_members="auto"`` chose; ``warm_start``: the fit continues
+        a fitted model; ``built_members``: that model has members.
+        """
+        members = self.n_members > 1
+        if not members and self.oob_score:
+            chose = " (n_members='auto' chose one network)" if auto else ""
+            raise ValueError(
+                f"oob_score=True needs n_members > 1{chose}: the out-of-fold "
+                "predictions come from the cross-fitted members (one network "
+                "trains on every row, and no row is out of fold)."
+            )
+        if members and self.igpen_lambda > 0:
+            raise ValueError(
+                "igpen_lambda > 0 is not available with n_members > 1: the "
+                "input-gradient penalty of a sum of the members' losses is not "
+                "the sum of their penalties. Use dreg, or n_members=1."
+            )
+        # partial_fit does not exist on members (partial_fit_available).
+        if warm_start and (members or built_members):
+            raise ValueError(
+                "warm_start=True is not available with n_members > 1 (or on a "
+                "fitted member model): the folds belong to the data of the fit "
+                "that built the members. Fit with warm_start=False (with "
+                "n_members=1 for one network that later fits can warm-start)."
+            )
+
+    def check_memory(self, available=None):
+        """Raise before any work when a step would not fit in memory.
+
+        Estimated peak bytes of a training step (the batch of every member
+        and fold through the layers' columns, times the values each keeps
+        and the stream's columns) with the training inputs (encoded once;
+        each column makes at most ``min(encoding_bins, n_samples - 1)``
+        ramps), and of a prediction chunk (the rows of
+        ``PREDICTION_CHUNK_ELEMENTS`` through every layer, at least one):
+        over ``min(MAX_STEP_BYTES, available / 2)`` raises a ``ValueError``
+        naming the parameters. ``available``: bytes (default: the memory
+        available now).
+        """
+        if available is None:
+            available = available_memory()
+        bound = MAX_STEP_BYTES
+        if available is not None:
+            bound = min(bound, available // 2)
+        itemsize = 4 if self.dtype == "float32" else 8
+        d = self.n_features
+        encoded = d
+        if self.encoding_bins is not None:
+            encoded = d * min(self.encoding_bins, max(1, self.n_samples - 1))
+        widths = encoded + sum(self.hidden) + self.n_outputs
+        columns = 0
+        if self.dreg == "stream" or self.igpen_lambda > 0 or self.spread_lambda:
+            by = encoded if self.dreg_space == "encoded" else d
+            k = stream_rule(self.n_projections, by)
+            columns = by if k == "exact" else k
+            if self.stream_rows is not None:
+                columns *= min(1.0, self.stream_rows / self.batch_size)
+        rows = self.batch_size * self.cv_folds
+        step = rows * widths * (STEP_COPIES + columns) * itemsize
+        inputs = self.n_samples * encoded * itemsize
+        # A prediction chunk: Jacobian rows through every layer, its rows set
+        # by the widest layer (at least one).
+        per_row = min(self.n_outputs, d) * 2 * self.n_members
+        widest = max(*self.hidden, self.n_outputs, encoded)
+        chunk_rows = max(1, PREDICTION_CHUNK_ELEMENTS // (per_row * widest))
+        chunk = chunk_rows * per_row * widths * 8
+        need = max(step + inputs, chunk)
+        if need <= bound:
+            return
+        # The parameters to lower, the largest part first.
+        names = ["hidden_layer_sizes", "batch_size"]
+        if columns:
+            names.append("n_projections")
+        if self.encoding_bins is not None:
+            first = encoded > sum(self.hidden)
+            names.insert(0 if first else len(names), "encoding_bins")
+        where = (
+            f"the training inputs, {self.n_samples:,} rows x {encoded:,} columns"
+            f"{' after the encoding' if self.encoding_bins else ''}, and a "
+            f"training step, {rows:,} rows x {widths:,} columns of the layers "
+            f"x {STEP_COPIES + columns:.0f} values"
+            if step + inputs >= chunk
+            else f"a prediction chunk, {chunk_rows:,} rows x {widths:,} columns "
+            f"x {per_row} values"
+        )
+        raise ValueError(
+            f"The fit would need about {need / 2**30:.3g} GiB for {where} "
+            f"({self.dtype}), over the bound of {bound / 2**30:.3g} GiB (8 GiB, "
+            f"and half the memory available). Lower {', '.join(names[:-1])} or "
+            f"{names[-1]} (hidden_layer_sizes={self.hidden!r:.60}, "
+            f"encoding_bins={self.encoding_bins}, batch_size={self.batch_size})."
+        )
+
     def check_size(self, n_inputs):
         """Raise before building networks of over ``MAX_NETWORK_PARAMETERS``."""
         members = self.cv_folds
@@ -394,7 +536,9 @@ class FitPlan:
 def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, incremental):
     """The :class:`FitPlan` of ``estimator``'s parameters on this data.
 
-    ``incremental``: a ``partial_fit`` call (one epoch, no stopping). The
+    ``n_samples``: the rows that carry weight (rows of weight 0 are removed
+    rows, so they count toward no rule). ``incremental``: a ``partial_fit``
+    call (one epoch, no stopping). The
     estimator's class says what two ``"auto"`` values mean for its head:
     ``_auto_fixed_budget_max_features`` bounds ``early_stopping="auto"``'s
     fixed budget, and ``_auto_encoding_bins`` is ``encoding_bins="auto"``
@@ -425,6 +569,13 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
         train_rows = n_samples - int(np.ceil(params["validation_fraction"] * n_samples))
     batch = batch_size_rule(params["batch_size"], train_rows)
     steps = max(1, math.ceil(train_rows / batch))
+    max_epochs = (
+        1 if incremental else max_epochs_rule(params["max_iter"], stopping, steps)
+    )
+    if stopping == "cv" and n_members == 1 and n_samples < 2 * CV_FOLDS:
+        # Too few rows for the folds: a fixed budget.
+        stopping = "off"
+        max_epochs = max_epochs_rule(params["max_iter"], stopping, 1)
     k = params["n_projections"]
     if not isinstance(k, str) and k > n_features:
         warnings.warn(
@@ -458,9 +609,7 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
         learning_rate=learning_rate_rule(params["learning_rate_init"], batch),
         betas=(float(params["beta_1"]), float(params["beta_2"])),
         weight_decay=float(params["weight_decay"]),
-        max_epochs=1
-        if incremental
-        else max_epochs_rule(params["max_iter"], stopping, steps),
+        max_epochs=max_epochs,
         patience=patience_rule(params["n_iter_no_change"], stopping, steps),
         tol=float(params["tol"]),
         dreg=params["dreg"],
@@ -474,4 +623,7 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
         verbose=int(params["verbose"]),
         dreg_space=params["dreg_space"],
         spread_lambda=float(params["spread_lambda"]),
+        n_iter_no_change=int(params["n_iter_no_change"]),
+        early_stopping=params["early_stopping"],
+        oob_score=bool(params["oob_score"]),
     )

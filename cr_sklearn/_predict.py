@@ -8,17 +8,21 @@ outputs do not depend on the batch they are computed in (to ``1e-12``).
 
 :func:`contract_path` is the check every fit ends with: on up to 1,000
 training rows, the prediction path against the training forward (the
-layers in the training dtype on the inputs they trained on). (Private.)
+layers in the training dtype on the inputs they trained on), and the
+folded path's Jacobians against the float64 network's, op by op. The
+derivatives come from the path the predictions come from: the folded plan,
+or the float64 network op by op. (Private.)
 """
 
+import contextlib
 import os
 import threading
-from contextlib import contextmanager
 
 import numpy as np
 import torch
 
 from ._utils import check_finite_rows
+from .nn.network import op_by_op
 
 __all__ = []
 
@@ -28,6 +32,9 @@ __all__ = []
 CHUNK_ELEMENTS = 2**17
 #: Largest difference in probability the contract allows.
 CONTRACT_TOLERANCE = 1e-4
+#: Largest difference of the folded path's Jacobians from the float64
+#: network's (op by op) the contract allows, relative to the largest entry.
+JACOBIAN_TOLERANCE = 1e-7
 #: Training rows the contract check compares.
 CONTRACT_ROWS = 1000
 # MKL picks its kernels by the threads it finds free, so concurrent calls can
@@ -48,7 +55,7 @@ if hasattr(os, "register_at_fork"):
 PATHS = ("folded", "float64", "training")
 
 
-@contextmanager
+@contextlib.contextmanager
 def inference_context(module=None):
     """One evaluation at a time, without autograd, ``module`` in eval mode.
 
@@ -125,15 +132,18 @@ def outputs(module, X, *, device, path="folded", layers=None, combine=None):
     return result
 
 
-def jacobians(module, X, *, device, combine=None, scale=None, features=False):
+def jacobians(
+    module, X, *, device, path="folded", combine=None, scale=None, features=False
+):
     """``d output / d X`` per sample, float64, in chunks.
 
-    ``combine(out, jac)`` turns a member stack's outputs and Jacobians into
-    those of the function its predictions come from. With ``scale``, the
-    per-sample norms ``||J diag(scale)||_F`` instead; with ``features``, the
-    norms of the Jacobian by the encoded columns the first layer reads. The
-    norms of several outputs are those of the Jacobian centred over the
-    outputs.
+    From the folded plan on the ``"folded"`` path, else op by op (the
+    float64 network's closed-form derivatives). ``combine(out, jac)`` turns
+    a member stack's outputs and Jacobians into those of the function its
+    predictions come from. With ``scale``, the per-sample norms
+    ``||J diag(scale)||_F`` instead; with ``features``, the norms of the
+    Jacobian by the encoded columns the first layer reads. The norms of
+    several outputs are those of the Jacobian centred over the outputs.
     """
     n_out, d = module.n_outputs, module.n_features
     n_members = getattr(module, "n_members", None)
@@ -145,7 +155,8 @@ def jacobians(module, X, *, device, combine=None, scale=None, features=False):
     if scale is not None:
         scale_t = torch.as_tensor(scale, dtype=torch.float64, device=device)
     result = None
-    with inference_context(module):
+    unfolded = op_by_op() if path != "folded" else contextlib.nullcontext()
+    with inference_context(module), unfolded:
         for sl in chunks(X.shape[0], per_row):
             xb = torch.tensor(X[sl], dtype=torch.float64, device=device)
             function = module.feature_jacobian if features else module.input_jacobian
@@ -178,6 +189,32 @@ def training_outputs(layers, H):
         return layers(H).double().cpu().numpy()
 
 
+def jacobian_error(module, X, *, device):
+    """Largest difference of the folded Jacobians from the op-by-op ones, relative.
+
+    The network's own Jacobians (a member stack's per member) on float64
+    rows ``X``, against the largest op-by-op entry; ``inf`` where either is
+    not finite.
+    """
+    n_members = getattr(module, "n_members", None)
+    per_row = min(module.n_outputs, module.n_features) * max_width(module) * 2
+    worst = largest = 0.0
+    with inference_context(module):
+        for sl in chunks(X.shape[0], per_row * (n_members or 1)):
+            xb = torch.tensor(X[sl], dtype=torch.float64, device=device)
+            folded = module.input_jacobian(xb)
+            with op_by_op():
+                exact = module.input_jacobian(xb)
+            difference = float((folded - exact).abs().max())
+            size = float(exact.abs().max())
+            if not (np.isfinite(difference) and np.isfinite(size)):
+                return np.inf
+            worst, largest = max(worst, difference), max(largest, size)
+    if largest == 0:
+        return 0.0 if worst == 0 else np.inf
+    return worst / largest
+
+
 def contract_path(module, layers, X, H, proba, *, device):
     """The first prediction path that computes the trained function.
 
@@ -185,8 +222,11 @@ def contract_path(module, layers, X, H, proba, *, device):
     :data:`PATHS` on float64 rows ``X`` with the training forward of
     ``layers`` on ``H`` (the same rows as trained on); the first within
     :data:`CONTRACT_TOLERANCE` is returned, with the largest difference of
-    each path tried. A path that fails to run (a non-finite output) counts
-    as a disagreement.
+    each path tried. The folded path must also give the float64 network's
+    Jacobians, to :data:`JACOBIAN_TOLERANCE` of the largest entry (its
+    relative difference is ``tried["folded Jacobian"]``); the others compute
+    them op by op. A path that fails to run (a non-finite output) counts as
+    a disagreement.
     """
     expected = proba(training_outputs(layers, H))
     tried = {}
@@ -197,6 +237,12 @@ def contract_path(module, layers, X, H, proba, *, device):
             tried[path] = np.inf
             continue
         tried[path] = float(np.max(np.abs(got - expected), initial=0.0))
-        if tried[path] <= CONTRACT_TOLERANCE:
-            return path, tried
+        if tried[path] > CONTRACT_TOLERANCE:
+            continue
+        if path == "folded" and getattr(module, "predictor", None) is not None:
+            error = jacobian_error(module, X, device=device)
+            if error > JACOBIAN_TOLERANCE:
+                tried["folded Jacobian"] = error
+                continue
+        return path, tried
     return None, tried

@@ -175,9 +175,11 @@ def _read_csv(path, name, target):
 def _check_features(X, name, as_frame):
     import pandas as pd
 
-    # is_numeric_dtype understands pandas' own (string) dtypes.
-    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c].dtype)]
-    text = [c for c in X.columns if c not in set(numeric)]
+    # is_numeric_dtype understands pandas' own (string) dtypes; by position,
+    # once per column (a table may have 100,000 of them).
+    is_numeric = [pd.api.types.is_numeric_dtype(dtype) for dtype in X.dtypes]
+    numeric = [c for c, keep in zip(X.columns, is_numeric, strict=True) if keep]
+    text = [c for c, keep in zip(X.columns, is_numeric, strict=True) if not keep]
     if text and not as_frame:
         raise ValueError(
             f"Non-numeric feature columns in {name}: {_some(text)}; encode them first."
@@ -208,8 +210,13 @@ def _check_features(X, name, as_frame):
         )
     if not as_frame:
         return values
-    out = X.copy()
-    out[numeric] = values
+    # One float64 block and the text columns, back in the table's order (not a
+    # copy assigned column by column).
+    mask = np.asarray(is_numeric, dtype=bool)
+    block = pd.DataFrame(values, index=X.index, columns=numeric)
+    out = pd.concat([block, X.iloc[:, np.flatnonzero(~mask)]], axis=1)
+    out = out.iloc[:, np.argsort(np.r_[np.flatnonzero(mask), np.flatnonzero(~mask)])]
+    out.columns = X.columns
     return out
 
 
@@ -253,8 +260,9 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
         )
     if not isinstance(max_categories, int) or max_categories < 2:
         raise ValueError(f"max_categories must be an int >= 2, got {max_categories!r}.")
-    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c].dtype)]
-    text = [c for c in X.columns if c not in set(numeric)]
+    is_numeric = [pd.api.types.is_numeric_dtype(dtype) for dtype in X.dtypes]
+    numeric = [c for c, keep in zip(X.columns, is_numeric, strict=True) if keep]
+    text = [c for c, keep in zip(X.columns, is_numeric, strict=True) if not keep]
     missing = X[numeric].isna().sum()
     missing = missing[missing > 0]
     if not text and not len(missing):
