@@ -838,3 +838,16 @@ def test_the_saved_state_code_imports_no_estimator():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_next_fit_too_large_to_run_does_not_stop_a_round_trip(data):
+    # The parameters are validated as fit validates them, but the network
+    # they would build is never built: only the fitted plan's is.
+    X, y = data
+    model = CRClassifier((8,), max_iter=2, random_state=0).fit(X, y)
+    proba = model.predict_proba(X)
+    model.set_params(hidden_layer_sizes=(10**6,), degree=30)
+    for route in ("save_model", "pickle"):
+        loaded = ROUTES[route](model)
+        assert loaded.hidden_layer_sizes == (10**6,)
+        np.testing.assert_array_equal(loaded.predict_proba(X), proba)
