@@ -146,9 +146,11 @@ def test_ordinal_estimators_and_scorers():
         scoring={"mae": get_ordinal_scorer("neg_mean_absolute_error")},
         progress=False,
     )
+    frame = result.to_frame()
+    assert (frame["error"] == "").all(), frame["error"].unique()
     assert result.metrics == ["mae"]
     assert not result.greater_is_better["mae"]
-    assert (result.to_frame()["value"] >= 0).all()
+    assert (frame["value"] >= 0).all()
 
 
 def test_failed_fits_are_recorded_not_dropped():
@@ -288,21 +290,11 @@ def test_cache_hits_skip_the_fits_and_give_the_same_records(tmp_path):
 
 _KILLED_RUN = textwrap.dedent(
     """
-    import sys, time
+    import sys
+    sys.path.insert(0, sys.argv[2])
     from sklearn.datasets import make_classification
-    from sklearn.dummy import DummyClassifier
     from cr_sklearn.study import compare_study
-
-    class SlowDummy(DummyClassifier):
-        def __init__(self, *, strategy="prior", random_state=None, constant=None,
-                     delay=0.0):
-            super().__init__(strategy=strategy, random_state=random_state,
-                             constant=constant)
-            self.delay = delay
-
-        def fit(self, X, y, sample_weight=None):
-            time.sleep(self.delay)
-            return super().fit(X, y, sample_weight)
+    from test_study_compare import SlowDummy
 
     tables = [(f"t{i}", *make_classification(60, n_features=4, random_state=i))
               for i in range(4)]
@@ -317,7 +309,8 @@ def test_a_killed_run_resumes_and_refits_only_the_missing_fits(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(_KILLED_RUN)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, str(script), str(cache)], env=env)
+    tests = os.path.dirname(__file__)
+    proc = subprocess.Popen([sys.executable, str(script), str(cache), tests], env=env)
     deadline = time.monotonic() + 120
     try:
         while len(list(cache.glob("*/*.json"))) < 10:
@@ -400,3 +393,26 @@ def test_fraction_subsamples_are_nested_and_stratified():
     small = frame[frame["fraction"] == 0.25]["n_train"]
     full = frame[frame["fraction"] == 1.0]["n_train"]
     assert np.allclose(small.to_numpy(), np.round(full.to_numpy() * 0.25), atol=1)
+
+
+def test_cache_keys_see_every_parameter_and_no_addresses():
+    from sklearn import config_context
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    from cr_sklearn import CRClassifier
+    from cr_sklearn.study._fit_cache import estimator_text
+
+    def pipeline(dropout):
+        return make_pipeline(
+            FunctionTransformer(np.log1p),
+            StandardScaler(),
+            CRClassifier(dropout=dropout),
+        )
+
+    a, b = pipeline(0.1), pipeline(0.2)
+    with config_context(print_changed_only=False):
+        assert repr(a) == repr(b)  # scikit-learn shortens a long repr
+    assert estimator_text(a) != estimator_text(b)
+    assert estimator_text(a) == estimator_text(pipeline(0.1))
+    assert "0x" not in estimator_text(make_pipeline(FunctionTransformer(lambda x: x)))

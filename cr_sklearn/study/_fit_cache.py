@@ -4,10 +4,10 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
-from sklearn import config_context
 
 __all__ = []
 
@@ -32,10 +32,41 @@ def table_digest(X, y, groups):
     return joblib.hash((X, y, groups), hash_name="sha1")[:24]
 
 
+# A default object repr's address differs between processes.
+_ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
+
+
+def _canonical(value):
+    """A text of ``value`` that is the same in every process."""
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        # Its parameters are listed on their own by get_params(deep=True).
+        return f"{type(value).__module__}.{type(value).__qualname__}"
+    if isinstance(value, np.ndarray):
+        return f"array{value.shape}:{array_digest(value.ravel().view(np.uint8))}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_canonical(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = sorted((str(k), _canonical(v)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
+    return _ADDRESS.sub("", repr(value))
+
+
 def estimator_text(estimator):
-    """The estimator with every parameter (not only the changed ones)."""
-    with config_context(print_changed_only=False):
-        return repr(estimator)
+    """The estimator's class and every parameter, nested ones included.
+
+    Not ``repr``: scikit-learn shortens a long one with an ellipsis, and two
+    estimators that differ inside it would share a key.
+    """
+    params = estimator.get_params(deep=True)
+    lines = [_canonical(estimator)]
+    lines += [f"{k}={_canonical(v)}" for k, v in sorted(params.items())]
+    return "\n".join(lines)
+
+
+def _canonical_scorer(scorer):
+    return "estimator.score" if scorer is None else _ADDRESS.sub("", repr(scorer))
 
 
 def fit_key(table, model, estimator, split, fraction, train, test, scorers):
@@ -48,7 +79,7 @@ def fit_key(table, model, estimator, split, fraction, train, test, scorers):
         "split": int(split),
         "fraction": float(fraction),
         "rows": array_digest(train, test),
-        "scorers": {name: repr(s) for name, s in scorers.items()},
+        "scorers": {name: _canonical_scorer(s) for name, s in scorers.items()},
     }
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
