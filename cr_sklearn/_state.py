@@ -339,8 +339,9 @@ def _check_attributes(cls, a, name, version):
     return a
 
 
-def _check_member_attributes(a, members, name, *, ordinal):
-    """The attributes per member and out-of-fold, as a fit of ``members`` writes."""
+def _check_member_attributes(a, plan, name, *, ordinal):
+    """The attributes per member and out-of-fold, as a fit of ``plan`` writes."""
+    members, oob = plan.n_members, plan.n_members > 1 and plan.oob_score
     n_iter, n_classes = a["n_iter_"], len(a["classes_"])
     best = a.get("best_epochs_")
     if best is not None and not (
@@ -354,12 +355,10 @@ def _check_member_attributes(a, members, name, *, ordinal):
             f"best_epochs_ must be None or {members} epoch(s) within n_iter_ "
             "(one per member)",
         )
-    # Written together, by a member fit with oob_score=True (the parameter
-    # itself may have changed since: it is the next fit's).
     found = {"oob_score_", "oob_decision_function_"} & set(a)
-    if found and members == 1:
+    if found and not oob:
         raise bad(name, "out-of-fold attributes need n_members > 1 and oob_score")
-    if len(found) == 1:
+    if oob and len(found) != 2:
         raise bad(name, "oob_score=True without both out-of-fold attributes")
     if "oob_score_" in a:
         # The ordinal head's score is minus a mean absolute error in ranks.
@@ -471,11 +470,10 @@ def _network_attributes(a, params, version, name):
 _PLAN_PARAMETERS = {
     "hidden": "hidden_layer_sizes",
     "learning_rate": "learning_rate_init",
-    "patience": "n_iter_no_change",
 }
 # Fields a fit resolves to numbers ("auto" is a parameter's value, not theirs).
 _PLAN_NUMBERS = ("batch_size", "learning_rate", "n_threads")
-_PLAN_DATA = ("n_samples", "n_features", "n_outputs", "betas")
+_PLAN_DATA = ("n_samples", "n_features", "n_outputs", "betas", "patience")
 
 
 def _fitted_plan(estimator, raw, a, name):
@@ -496,6 +494,7 @@ def _fitted_plan(estimator, raw, a, name):
         raise bad(name, f"its fitted plan lacks the fields {missing}")
     plan = dict(raw)
     _int(plan["n_samples"], "plan n_samples", name, low=1, high=_I64)
+    _int(plan["patience"], "plan patience", name, low=1, high=_I64)
     if plan["n_features"] != a["n_features_in_"] or not is_integer(plan["n_features"]):
         raise bad(name, "its fitted plan's n_features differs from n_features_in_")
     if plan["n_outputs"] != estimator._n_outputs() or not is_integer(plan["n_outputs"]):
@@ -693,7 +692,7 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
         is_float = part == "module" and value.is_floating_point()
         parts[part][key] = value.double() if is_float else value
     ordinal = cls.__name__ == "CROrdinalRegressor"
-    _check_member_attributes(attributes, plan.n_members, name, ordinal=ordinal)
+    _check_member_attributes(attributes, plan, name, ordinal=ordinal)
     # Building draws initial weights: the caller's random streams are kept.
     with torch.random.fork_rng(devices=[]):
         module = _networks.build(

@@ -851,3 +851,22 @@ def test_a_next_fit_too_large_to_run_does_not_stop_a_round_trip(data):
         loaded = ROUTES[route](model)
         assert loaded.hidden_layer_sizes == (10**6,)
         np.testing.assert_array_equal(loaded.predict_proba(X), proba)
+
+
+def test_out_of_fold_fields_follow_the_fit_not_the_parameter(saved_members, tmp_path):
+    # oob_score after fit is the next fit's: the fitted plan says whether the
+    # out-of-fold fields belong to the model, and both ways are checked.
+    model = load_model(saved_members)
+    model.set_params(oob_score=False)
+    loaded = _file_round_trip(model)
+    assert loaded.oob_score is False and loaded.plan_["oob_score"] is True
+    np.testing.assert_array_equal(
+        loaded.oob_decision_function_, model.oob_decision_function_
+    )
+
+    def fitted_without(payload):
+        payload["plan"]["oob_score"] = False
+
+    path = _rewrite(saved_members, tmp_path / "m.safetensors", fitted_without)
+    with pytest.raises(ValueError, match="need n_members > 1 and oob_score"):
+        load_model(path)
