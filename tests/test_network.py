@@ -1,6 +1,7 @@
 """The dual-stream forward pass against ``torch.func.jacfwd`` (float64), and
 what the plain and residual networks share."""
 
+import threading
 from fnmatch import fnmatch
 
 import numpy as np
@@ -19,6 +20,7 @@ from cr_sklearn.nn import (
     random_directions,
     stream_dreg,
 )
+from cr_sklearn.nn.network import EXPANDED_MAX_DEGREE, op_by_op
 
 ALL_ACTIVATIONS = list(ACTIVATION_NAMES)
 # torch.func loads its forward-mode decompositions through torch.jit.script.
@@ -459,6 +461,9 @@ def _random_network(kwargs):
         {"hidden_layer_sizes": ()},
         {"encoded_features": 9},
         {"encoded_features": 9, "hidden_layer_sizes": ()},
+        # Above EXPANDED_MAX_DEGREE the plan evaluates the polynomials in u.
+        {"degree": 20},
+        {"degree": 30, "encoded_features": 9},
     ],
 )
 def test_predict_values_equal_forward_to_float64_rounding(kwargs):
@@ -544,6 +549,17 @@ def test_predict_values_take_forward_with_hooks_training_or_unbounded():
         {"bound": None},
         {"n_members": 2},
         {"n_members": 2, "encoded_features": 9, "activation": "tanh"},
+        # Above EXPANDED_MAX_DEGREE the plan evaluates the polynomials in u.
+        # (One layer: random polynomials of degree 30 stacked round the next
+        # layer's pre-activations of 1e14 to nothing.)
+        {"degree": 20, "hidden_layer_sizes": (7,)},
+        {
+            "degree": 30,
+            "encoded_features": 9,
+            "n_outputs": 1,
+            "hidden_layer_sizes": (7,),
+        },
+        {"degree": 30, "n_members": 2, "hidden_layer_sizes": (7,)},
     ],
 )
 def test_reverse_jacobian_without_gradients_comes_from_the_folded_plan(kwargs):
@@ -573,3 +589,48 @@ def test_reverse_jacobian_without_gradients_comes_from_the_folded_plan(kwargs):
     # Training mode (dropout) takes the recorded path.
     with torch.no_grad():
         assert net.train()._folded_input_jacobian(x) is None
+
+
+@pytest.mark.parametrize("degree", [3, 8, EXPANDED_MAX_DEGREE, 11, 16, 24, 30])
+def test_folded_jacobians_keep_their_accuracy_at_every_degree(degree):
+    # The binomial expansion of p(2 b s - b) cancelled catastrophically from
+    # degree ~14 on (derivatives off by 0.1 at 20, by more than their size
+    # at 25): the plan expands only where it stays exact.
+    net, gen = _random_network({"degree": degree, "hidden_layer_sizes": (16,)})
+    x = 2 * torch.randn(60, N_FEATURES, generator=gen, dtype=torch.float64)
+    recorded = net.input_jacobian(x, mode="reverse").detach()
+    with torch.no_grad():
+        folded = net.input_jacobian(x)
+        values = net.predict_values(x)
+        expected = net(x)
+    error = float((folded - recorded).abs().max() / recorded.abs().max())
+    assert error < 1e-8
+    tol = 1e-10 * float(expected.abs().max())
+    torch.testing.assert_close(values, expected, rtol=0, atol=tol)
+
+
+def test_op_by_op_computes_without_the_folded_plan_in_its_thread_only():
+    net, gen = _random_network({"encoded_features": 9})
+    x = 2 * torch.randn(20, N_FEATURES, generator=gen, dtype=torch.float64)
+    with torch.no_grad():
+        expected = net(x)
+        jacobian = net.input_jacobian(x)  # folded
+    with op_by_op(), torch.no_grad():
+        # The module's own forward and the recorded chain rule, bit for bit.
+        torch.testing.assert_close(net.predict_values(x), expected, rtol=0, atol=0)
+        unfolded = net.input_jacobian(x)
+        other = []
+
+        def folded():
+            with torch.no_grad():
+                other.append(net._folded_input_jacobian(x))
+
+        thread = threading.Thread(target=folded)
+        thread.start()
+        thread.join()
+    recorded = net.input_jacobian(x).detach()  # gradients on: never folded
+    torch.testing.assert_close(unfolded, recorded, rtol=0, atol=0)
+    assert other[0] is not None  # another thread keeps the folded plan
+    torch.testing.assert_close(other[0], jacobian, rtol=0, atol=0)
+    tol = 1e-12 * float(recorded.abs().max())
+    torch.testing.assert_close(jacobian, recorded, rtol=0, atol=tol)

@@ -14,6 +14,8 @@ import torch
 from conftest import FAST
 
 from cr_sklearn import CRClassifier, CROrdinalRegressor, _predict
+from cr_sklearn._plan import MAX_DEGREE
+from cr_sklearn.nn import network
 
 
 def _training_proba(est, X):
@@ -202,3 +204,89 @@ def test_a_member_models_predictions_run_in_bounded_chunks(monkeypatch):
     assert proba.shape == (3_000, 50)
     width = _predict.max_width(model.module_) * 5
     assert len(rows) > 1 and max(rows) * width <= _predict.CHUNK_ELEMENTS
+
+
+def _autograd_jacobian(est, X):
+    """``jacobian(X)`` by torch.autograd through the fitted float64 network, op
+    by op (its own forward with gradients on); members combined by the head."""
+    x = torch.tensor(X, dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():
+        out = est.module_(x)
+        stack = out if out.dim() == 3 else out[None]
+        jac = torch.stack(
+            [
+                torch.stack(
+                    [
+                        torch.autograd.grad(member[:, o].sum(), x, retain_graph=True)[0]
+                        for o in range(out.shape[-1])
+                    ],
+                    dim=-2,
+                )
+                for member in stack
+            ]
+        )
+    if out.dim() == 3:
+        return est._combine_jacobian(out.detach(), jac).numpy()
+    return jac[0].numpy()
+
+
+def _relative_error(got, expected):
+    return float(np.abs(got - expected).max() / np.abs(expected).max())
+
+
+def _norms(jacobian, scale):
+    """Per-row ``||J diag(scale)||_F``, ``J`` centred over several outputs."""
+    if jacobian.shape[1] > 1:
+        jacobian = jacobian - jacobian.mean(axis=1, keepdims=True)
+    return np.linalg.norm(jacobian * scale, axis=(1, 2))
+
+
+def _jacobian_case(cls, degree, bins, members, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(160, 4))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=160), [-0.5, 0.5])
+    params = {"degree": degree, "encoding_bins": bins, "n_members": members}
+    est = cls(**{**FAST, "max_iter": 10, **params}).fit(X, y)
+    # Fresh rows: on the encoding's edges (training quantiles) a ramp's
+    # slope is the mean of its one-sided ones, not autograd's choice.
+    return est, X, rng.normal(size=(80, 4))
+
+
+@pytest.mark.parametrize("degree", [3, 20, 25, 30])
+@pytest.mark.parametrize("cls", [CRClassifier, CROrdinalRegressor])
+@pytest.mark.parametrize(("bins", "members"), [(None, 1), (4, 3)])
+def test_jacobians_match_autograd_through_the_float64_network(
+    degree, cls, bins, members
+):
+    # The folded plan's binomial expansion cancelled: relative error 0.11 at
+    # degree 20, 18.7 at 25, a Jacobian of ~0 at 30.
+    est, X, X_new = _jacobian_case(cls, degree, bins, members)
+    expected = _autograd_jacobian(est, X_new)
+    assert _relative_error(est.jacobian(X_new), expected) < 1e-6
+    # The norms are those of the same Jacobians (centred over several outputs).
+    norms = _norms(expected, est.input_scale_)
+    assert _relative_error(est.input_gradient_norms(X_new), norms) < 1e-6
+    if bins is None:  # the stored summaries: by the same columns
+        mean = _norms(_autograd_jacobian(est, X), est.input_scale_).mean()
+        assert abs(est.gradient_norm_mean_ - mean) < 1e-6 * mean
+        sensitivity = norms / est.gradient_norm_mean_
+        assert _relative_error(est.input_sensitivity(X_new), sensitivity) < 1e-6
+
+
+def test_inexact_folded_jacobians_move_the_model_to_the_float64_path(monkeypatch):
+    # A plan that expands degree 16 in sigmoid(z) predicts to the contract's
+    # tolerance but differentiates to 1e-5 only: the contract checks the
+    # Jacobians too, and the derivatives come from the path that predicts.
+    monkeypatch.setattr(network, "EXPANDED_MAX_DEGREE", 100)
+    with pytest.warns(UserWarning, match="'float64' path.*folded Jacobian"):
+        est, _, X_new = _jacobian_case(CRClassifier, 16, None, 1, seed=1)
+    assert est._prediction_path == "float64"
+    expected = _autograd_jacobian(est, X_new)
+    assert _relative_error(est.jacobian(X_new), expected) < 1e-6
+
+
+def test_degree_is_bounded_before_any_work():
+    X, y = np.zeros((4, 2)), np.array([0, 1, 0, 1])
+    for cls in (CRClassifier, CROrdinalRegressor):
+        with pytest.raises(ValueError, match="'degree' parameter.*range \\[1, 30\\]"):
+            cls(degree=MAX_DEGREE + 1).fit(X, y)
