@@ -501,12 +501,12 @@ class FitPlan:
             else f"a prediction chunk, {chunk_rows:,} rows x {widths:,} columns "
             f"x {per_row} values"
         )
+        value = self.encoding_bins if names[0] == "encoding_bins" else self.hidden
         raise ValueError(
-            f"The fit would need about {need / 2**30:.3g} GiB for {where} "
-            f"({self.dtype}), over the bound of {bound / 2**30:.3g} GiB (8 GiB, "
-            f"and half the memory available). Lower {', '.join(names[:-1])} or "
-            f"{names[-1]} (hidden_layer_sizes={self.hidden!r:.60}, "
-            f"encoding_bins={self.encoding_bins}, batch_size={self.batch_size})."
+            f"{names[0]}={value!r:.60} makes the fit need about "
+            f"{need / 2**30:.3g} GiB for {where} ({self.dtype}), over the bound "
+            f"of {bound / 2**30:.3g} GiB (8 GiB, and half the memory available). "
+            f"Lower {', '.join(names[:-1])} or {names[-1]}."
         )
 
     def check_size(self, n_inputs):

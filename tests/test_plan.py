@@ -487,3 +487,76 @@ def test_a_bad_parameter_still_fails_before_any_training():
     X = np.random.default_rng(0).normal(size=(40, 3))
     with pytest.raises(ValueError, match="hidden_layer_sizes"):
         CRClassifier(hidden_layer_sizes="wide").fit(X, np.arange(40) % 2)
+
+
+def test_the_plan_resolves_the_fixed_budget_of_too_few_rows_for_the_folds():
+    # The plan is the only authority: the fit no longer re-derives it after.
+    plan = _plan(CRClassifier(early_stopping="cv", max_iter=7), 2 * CV_FOLDS - 1, 2)
+    assert (plan.stopping, plan.max_epochs) == ("off", 7)
+    plan = _plan(CRClassifier(early_stopping="cv", max_iter=7), 2 * CV_FOLDS, 2)
+    assert plan.stopping == "cv"
+
+
+@pytest.mark.parametrize("cls", [CRClassifier, CROrdinalRegressor])
+def test_rows_of_weight_zero_count_toward_no_rule(cls):
+    # 1,000 rows with 5 of weight 0 are 995 rows: one network and the bins
+    # of fewer than 1,000 rows (they got 4 members and 16 bins).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(AUTO_LARGE_SAMPLES, 3))
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=len(X)), [-0.5, 0.5])
+    weight = np.ones(len(X))
+    weight[rng.choice(len(X), 5, replace=False)] = 0.0
+    keep = weight > 0
+    params = {**FAST, "max_iter": 3}
+    weighted = cls(**params).fit(X, y, sample_weight=weight)
+    alone = cls(**params).fit(X[keep], y[keep])
+    assert weighted._plan == alone._plan
+    assert weighted._plan.n_samples == keep.sum() and weighted.n_members_ == 1
+    np.testing.assert_array_equal(weighted.predict_proba(X), alone.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    ("params", "n_samples", "named"),
+    [
+        ({"hidden_layer_sizes": (10**6,)}, 300, "hidden_layer_sizes"),
+        ({"encoding_bins": 10**6}, 20_000, "encoding_bins"),
+        ({"hidden_layer_sizes": (2,) * 10_000}, 300, "hidden_layer_sizes"),
+    ],
+)
+def test_a_fit_too_large_for_memory_or_time_is_refused_before_any_work(
+    params, n_samples, named, monkeypatch
+):
+    # They failed in torch's allocator, or ran for minutes.
+    def no_work(*args, **kwargs):
+        raise AssertionError("the fit started working")
+
+    monkeypatch.setattr(base.InputTransform, "fit", no_work)
+    X = np.random.default_rng(0).normal(size=(n_samples, 50))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=f"^{named}[= ].*over the bound"):
+        CRClassifier(**params).fit(X, y)
+
+
+def test_the_memory_bound_is_half_the_memory_available_at_most_8_gib():
+    est = CRClassifier(hidden_layer_sizes=(20_000,), encoding_bins=None)
+    plan = _plan(est, 5000, 50)
+    # 200 rows x 20,051 columns x (12 values + 4 directions) x 4 bytes.
+    plan.check_memory(available=2**40)
+    plan.check_memory(available=2**29)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        plan.check_memory(available=2**28)
+    members = _plan(est.set_params(n_members=4), 5000, 50)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        members.check_memory(available=2**29)
+    # Every default plan fits in a machine of 2 GiB available.
+    for cls in (CRClassifier, CROrdinalRegressor):
+        for n, d in ((100, 4), (5000, 100), (100_000, 768)):
+            _plan(cls(), n, d).check_memory(available=2**31)
+
+
+@pytest.mark.parametrize("weight", [1e-310, 5e-324])
+def test_subnormal_sample_weight_is_refused(weight):
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="sample_weight.*subnormal"):
+        CRClassifier(**FAST).fit(X, y, sample_weight=np.full(len(y), weight))
