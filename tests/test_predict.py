@@ -290,3 +290,19 @@ def test_degree_is_bounded_before_any_work():
     for cls in (CRClassifier, CROrdinalRegressor):
         with pytest.raises(ValueError, match="'degree' parameter.*range \\[1, 30\\]"):
             cls(degree=MAX_DEGREE + 1).fit(X, y)
+
+
+def test_a_model_predicting_through_its_training_layers_differentiates_op_by_op(
+    monkeypatch,
+):
+    outputs = _predict.outputs
+
+    def broken(module, X, *, path="folded", **kwargs):
+        out = outputs(module, X, path=path, **kwargs)
+        return out if path == "training" else out + 5.0
+
+    monkeypatch.setattr(_predict, "outputs", broken)
+    with pytest.warns(UserWarning, match="'training' path"):
+        est, _, X_new = _jacobian_case(CROrdinalRegressor, 20, 4, 1)
+    expected = _autograd_jacobian(est, X_new)
+    assert _relative_error(est.jacobian(X_new), expected) < 1e-6
