@@ -1585,7 +1585,8 @@ BEFORE = "CR (before)"
 
 def read_against(path, results):
     """The CR rows of earlier ``--records`` on this run's tables, as :data:`BEFORE`."""
-    before = pd.read_csv(path)
+    # round_trip: the records compare exactly (pandas < 2 parses floats inexactly)
+    before = pd.read_csv(path, float_precision="round_trip")
     before = before[(before["model"] == "CR") & before["table"].isin(results["table"])]
     if before.empty:
         raise SystemExit(f"{path}: no CR rows on this run's tables")

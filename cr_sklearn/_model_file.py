@@ -161,8 +161,14 @@ def _dtype(spec, name):
 def _typed_array(data, dtype, name):
     """A 1-d array of ``dtype`` from JSON values of the matching types."""
     kind, types = dtype.kind, _JSON_TYPES[dtype.kind]
+    # numpy < 2 wraps out-of-range integers silently: check the range first.
+    low, high = (np.iinfo(dtype).min, np.iinfo(dtype).max) if kind in "iu" else (0, 0)
     for item in data:
-        if not isinstance(item, types) or (kind != "b" and isinstance(item, bool)):
+        if (
+            not isinstance(item, types)
+            or (kind != "b" and isinstance(item, bool))
+            or (kind in "iu" and not low <= item <= high)
+        ):
             raise bad(name, f"value {item!r:.40} does not fit dtype {dtype}")
     if kind == "U" and max(map(len, data), default=0) > dtype.itemsize // 4:
         raise bad(name, f"a string is longer than its dtype {dtype} holds")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import FAST, ROOT
+from sklearn.base import BaseEstimator
 from sklearn.datasets import make_classification
 from skorch.callbacks import Callback
 
@@ -331,7 +332,10 @@ def test_html_repr_shows_n_members():
     X, y = _data()
     model = CRClassifier(**MEMBERS).fit(X, y)
     html = model._repr_html_()
-    assert "n_members" in html and "3 members of (8,)" in html
+    assert "n_members" in html
+    # The fitted-attribute table: newer scikit-learn than 1.6 draws it.
+    if hasattr(BaseEstimator, "_get_fitted_attr_html"):
+        assert "3 members of (8,)" in html
 
 
 def test_n_members_is_validated():

@@ -380,6 +380,7 @@ X, y = load_pima(return_X_y=True)
 X, y = np.array(X[:150]), np.array(y[:150])
 X.flags.writeable = False
 y.flags.writeable = False
+import matplotlib.pyplot  # its own import-time warnings are not the test's
 warnings.simplefilter("error")
 warnings.simplefilter("ignore", ConvergenceWarning)
 model = CRClassifier((8,), max_iter=2)

@@ -259,6 +259,7 @@ _READ_ONLY_FITS = """
 import warnings
 import matplotlib
 matplotlib.use("Agg")
+import matplotlib.pyplot  # its own import-time warnings are not the test's
 import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
