@@ -42,6 +42,7 @@ from harness import (
     parallel,
     timed,
 )
+from rules import ROUNDS_46
 
 
 def _with_xgboost(models, **params):
@@ -253,7 +254,11 @@ def _factorial_args(parser):
 # -- tau --------------------------------------------------------------------------
 
 #: Rows beyond the core comparison, left out by ``--core``.
-EXTRA_TAU_ROWS = ('CR poly, dreg="stream", no encoding', 'GELU net, dreg="local"')
+EXTRA_TAU_ROWS = (
+    'CR poly, dreg="stream", no encoding',
+    'GELU net, dreg="local"',
+    *(f"CR poly, issue 46 candidate {name}" for name in ROUNDS_46),
+)
 
 
 def tau_models(core=False):
@@ -274,6 +279,11 @@ def tau_models(core=False):
         'CR poly, dreg="local"': CRClassifier(dreg="local", **cr),
         "CR poly, dreg=None": CRClassifier(dreg=None, **cr),
         'GELU net, dreg="local"': CRClassifier(activation="gelu", dreg="local", **cr),
+        # Issue 46's candidates (benchmarks/rules.py), beside the defaults.
+        **{
+            f"CR poly, issue 46 candidate {name}": CRClassifier(**params, **cr)
+            for name, params in ROUNDS_46.items()
+        },
         "MLPClassifier(64,64)": MLPClassifier((64, 64), max_iter=1000, random_state=0),
         "SVC (RBF)": SVC(),
         "RandomForest(300)": RandomForestClassifier(n_estimators=300, random_state=0),
