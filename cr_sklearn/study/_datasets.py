@@ -271,7 +271,9 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
     if numeric:
         imputer = SimpleImputer(strategy="median", add_indicator=True)
         step = imputer if len(missing) else "passthrough"
-        transformers.append(("numeric", step, numeric))
+        # By position: scikit-learn looks each name up in a list (quadratic).
+        columns = np.flatnonzero(is_numeric)
+        transformers.append(("numeric", step, columns))
     if text:
         encoder = OneHotEncoder(
             handle_unknown="infrequent_if_exist",
@@ -280,7 +282,8 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
         )
         # One kind of missing value: the encoder cannot sort pd.NA.
         to_object = FunctionTransformer(_as_object, feature_names_out="one-to-one")
-        transformers.append(("text", make_pipeline(to_object, encoder), text))
+        columns = np.flatnonzero(np.logical_not(is_numeric))
+        transformers.append(("text", make_pipeline(to_object, encoder), columns))
         plural = "s" if len(text) > 1 else ""
         description.append(
             f"one-hot encoded {len(text)} text column{plural}: {_some(text)}"
