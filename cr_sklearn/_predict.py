@@ -223,10 +223,10 @@ def contract_path(module, layers, X, H, proba, *, device):
     ``layers`` on ``H`` (the same rows as trained on); the first within
     :data:`CONTRACT_TOLERANCE` is returned, with the largest difference of
     each path tried. The folded path must also give the float64 network's
-    Jacobians, to :data:`JACOBIAN_TOLERANCE` of the largest entry (its
-    relative difference is ``tried["folded Jacobian"]``); the others compute
-    them op by op. A path that fails to run (a non-finite output) counts as
-    a disagreement.
+    Jacobians, to :data:`JACOBIAN_TOLERANCE` of the largest entry (else
+    ``tried["folded Jacobian (relative)"]`` holds its difference); the others
+    compute them op by op. A path that fails to run (a non-finite output)
+    counts as a disagreement.
     """
     expected = proba(training_outputs(layers, H))
     tried = {}
@@ -242,7 +242,7 @@ def contract_path(module, layers, X, H, proba, *, device):
         if path == "folded" and getattr(module, "predictor", None) is not None:
             error = jacobian_error(module, X, device=device)
             if error > JACOBIAN_TOLERANCE:
-                tried["folded Jacobian"] = error
+                tried["folded Jacobian (relative)"] = error
                 continue
         return path, tried
     return None, tried
