@@ -146,7 +146,11 @@ def without(rules, name):
 # a first start at 5 repeats measured about 5 minutes per split of adult
 # alone on this machine, and SVC's finite-difference tau on the wide tables
 # (vietnamh, 202 columns: 223 s per split) made 5 repeats of both halves
-# longer than the session. The corrected intervals widen accordingly.
+# longer than the session. The corrected intervals widen accordingly. The
+# confirmation half then ran with one repeat (its first 2 splits:
+# ``--split confirm --repeats 1``), started while the tuning half was still
+# running, with every candidate of both rounds: the decision is the tuning
+# half's, and a candidate's confirmation figures count only if it passed there.
 
 #: The candidates of issue 46's rounds, by name (the commands above).
 ROUNDS_46 = {
