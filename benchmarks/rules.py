@@ -151,6 +151,14 @@ def without(rules, name):
 # ``--split confirm --repeats 1``), started while the tuning half was still
 # running, with every candidate of both rounds: the decision is the tuning
 # half's, and a candidate's confirmation figures count only if it passed there.
+# That run was stopped unfinished to free the machine for the test suite; as
+# no candidate passed the tuning half, the confirmation half then ran for
+# round 0 alone, against the baselines the rule reads:
+#
+#   python benchmarks/run.py suite --split confirm --repeats 1 \
+#       --models CR,LogisticRegression,SVC,MLP \
+#       --candidate 'S={"dreg_space": "input"}' \
+#       --output benchmarks/results/round_46_confirm.md
 
 #: The candidates of issue 46's rounds, by name (the commands above).
 ROUNDS_46 = {
