@@ -627,13 +627,20 @@ def cache_key(task, table, spec, split, fraction=1.0):
         "scoring": task.scoring,
         "versions": package_versions(task.versions),
     }
+    return _digest(content)
+
+
+def _digest(content):
+    """12 hex digits of the SHA-256 of ``content`` as sorted JSON."""
     text = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _cache_path(task, cache_dir, table, spec, split, fraction):
-    key = cache_key(task, table, spec, split, fraction)
-    return Path(cache_dir) / table.name / f"{spec.name}-{split}-{key}.json"
+def _cache_path(task, cache_dir, table, spec, split, fraction, kind="json"):
+    """A baseline's cache file: its scores (``json``) or its tau (``tau.json``)."""
+    key_of = cache_key if kind == "json" else tau_key
+    key = key_of(task, table, spec, split, fraction)
+    return Path(cache_dir) / table.name / f"{spec.name}-{split}-{key}.{kind}"
 
 
 def read_cache(task, cache_dir, table, spec, split, fraction):
@@ -728,20 +735,14 @@ def tau_key(task, table, spec, split, fraction=1.0):
         "tau": TAU_RULE,
         "max_rows": TAU_ROWS,
     }
-    text = json.dumps(content, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _tau_path(task, cache_dir, table, spec, split, fraction):
-    key = tau_key(task, table, spec, split, fraction)
-    return Path(cache_dir) / table.name / f"{spec.name}-{split}-{key}.tau.json"
+    return _digest(content)
 
 
 def read_tau_cache(task, cache_dir, table, spec, split, fraction):
     """A baseline's cached tau (``tau``, ``norms``, ``tau_time``), or None."""
     if cache_dir is None or spec.is_cr:
         return None
-    path = _tau_path(task, cache_dir, table, spec, split, fraction)
+    path = _cache_path(task, cache_dir, table, spec, split, fraction, "tau.json")
     if not path.is_file():
         return None
     stored = json.loads(path.read_text())
@@ -752,7 +753,7 @@ def write_tau_cache(task, cache_dir, table, spec, split, fraction, scores):
     """Store a baseline's tau and per-row norms, apart from its scores."""
     if cache_dir is None or spec.is_cr or scores.get("norms") is None:
         return
-    path = _tau_path(task, cache_dir, table, spec, split, fraction)
+    path = _cache_path(task, cache_dir, table, spec, split, fraction, "tau.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     stored = {"rule": TAU_RULE, **{k: scores[k] for k in ("tau", "norms", "tau_time")}}
     path.write_text(json.dumps(stored, sort_keys=True) + "\n")
