@@ -102,7 +102,7 @@ class TrainingObjective:
         ``stream_width``: the columns the stream differentiates by.
         """
         dreg = None if plan.dreg is None or plan.dreg_lambda == 0 else plan.dreg
-        spread = float(getattr(plan, "spread_lambda", 0.0))
+        spread = float(plan.spread_lambda)
         stream = StreamPlan()
         # The registry says which penalties read the Jacobian stream.
         if spread > 0 or (dreg is not None and PENALTIES[dreg].needs == "stream"):
