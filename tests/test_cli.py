@@ -1,6 +1,9 @@
 """Tests of the cr-sklearn command line."""
 
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +94,29 @@ def test_errors_exit_with_a_message(argv, message, capsys):
         main([*argv, "--no-progress"])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_csv_of_100000_columns_is_refused_within_30_seconds(tmp_path):
+    # The command as a user runs it, imports included.
+    rng = np.random.default_rng(0)
+    header = ",".join([*(f"c{i}" for i in range(100_000)), "label"])
+    rows = [
+        ",".join(map(str, [*rng.integers(0, 9, 100_000), i % 2])) for i in range(30)
+    ]
+    (tmp_path / "wide.csv").write_text("\n".join([header, *rows]), encoding="utf-8")
+    argv = ["evaluate", "--dataset", str(tmp_path / "wide.csv"), "--target", "label"]
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "cr_sklearn.cli", *argv, "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    elapsed = time.perf_counter() - start
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "100,000 feature columns, above the 20,000" in done.stderr
+    assert elapsed < 30, f"{elapsed:.1f} s"
+    assert not (tmp_path / "out" / "study.csv").exists()
 
 
 def test_help_documents_defaults():

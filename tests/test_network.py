@@ -260,6 +260,19 @@ def test_random_directions_shape_scale_and_reproducibility():
     assert not torch.equal(v.float(), other)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_random_directions_keep_the_draws_of_earlier_versions(dtype):
+    # Seeded fits stay bit-identical across versions: the signs are the ones
+    # an int64 draw gave, mapped to +-1/sqrt(k) with the same arithmetic.
+    shape = (5, 7, 300)
+    signs = torch.randint(0, 2, shape, generator=torch.Generator().manual_seed(3))
+    earlier = (2.0 * signs.to(dtype) - 1.0) / (7**0.5)
+    now = random_directions(
+        5, 300, 7, dtype=dtype, device="cpu", generator=torch.Generator().manual_seed(3)
+    )
+    assert now.dtype == dtype and torch.equal(now, earlier)
+
+
 def test_set_input_scaling_standardises_inputs():
     net = CRNetwork(2, 1, hidden_layer_sizes=(3,)).double()
     x = torch.tensor([[1.0, 10.0], [3.0, 30.0]], dtype=torch.float64)

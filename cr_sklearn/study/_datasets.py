@@ -15,6 +15,10 @@ DATASETS = ("pima", "wine-red", "wine-white", "breast-cancer", "digits")
 
 #: A CSV file larger than this is refused before it is read.
 MAX_CSV_BYTES = 1 << 30
+#: A CSV file with more feature columns than this is refused after its header
+#: row: each of a study's fits gives CR a first layer of 64 weights and the
+#: stream a direction per column, and a study runs hundreds of fits.
+MAX_CSV_COLUMNS = 20_000
 #: Values beyond this magnitude overflow float64 when squared.
 MAX_MAGNITUDE = 1e150
 #: The most categories one-hot encoded per text column; rarer ones share one.
@@ -48,7 +52,7 @@ def load_study_dataset(name, target=None, *, as_frame=False):
     name : str
         One of ``"pima"``, ``"wine-red"``, ``"wine-white"``,
         ``"breast-cancer"``, ``"digits"``, or the path of a CSV file (UTF-8, a
-        header row, at most 1 GiB).
+        header row, at most 1 GiB and 20,000 feature columns).
     target : str, default=None
         The label column of a CSV file (required for files).
     as_frame : bool, default=False
@@ -159,6 +163,15 @@ def _read_csv(path, name, target):
         raise ValueError(
             f"Column {target!r} is not in {name}; its {len(names):,} columns: "
             f"{_some(names)}."
+        )
+    if len(names) - 1 > MAX_CSV_COLUMNS:
+        # Refused before the body is parsed: a study of such a table runs for
+        # hours, and reading it alone takes most of a minute.
+        raise ValueError(
+            f"{name} has {len(names) - 1:,} feature columns, above the "
+            f"{MAX_CSV_COLUMNS:,} a study reads: every fit of a study trains a "
+            "network with a first layer of 64 weights per column. Select or "
+            "project the features first (for example with PCA)."
         )
     frame = read()
     if len(frame) == 0:
