@@ -96,6 +96,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "dreg": [StrOptions(set(PENALTIES)), None],
         "dreg_lambda": [NON_NEGATIVE],
         "dreg_space": [StrOptions({"encoded", "input"})],
+        "dreg_points": [StrOptions({"data", "interpolated"})],
         "n_projections": [StrOptions({"auto", "exact"}), COUNT],
         "stream_rows": [COUNT, None],
         "max_iter": [StrOptions({"auto"}), COUNT],
@@ -157,11 +158,13 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         """Number of network outputs."""
 
     @abstractmethod
-    def _make_criterion(self, codes, weight):
+    def _make_criterion(self, plan, codes, weight):
         """Per-sample loss ``criterion(output, codes) -> (batch,)``.
 
-        ``codes`` and ``weight``: the training rows of the network it trains
-        (an ordinal head starts its cut-points at their prior).
+        ``plan``: the fit's :class:`~cr_sklearn._plan.FitPlan` (it names the
+        ordinal head). ``codes`` and ``weight``: the training rows of the
+        network it trains (an ordinal head starts its cut-points at their
+        prior).
         """
 
     @abstractmethod

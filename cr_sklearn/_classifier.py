@@ -105,6 +105,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
         dreg="stream",
         dreg_lambda=10**-2,
         dreg_space="encoded",
+        dreg_points="data",
         n_projections="auto",
         stream_rows=64,
         max_iter=100,
@@ -164,7 +165,7 @@ class CRClassifier(ClassifierMixin, BaseCR):
     def _n_outputs(self):
         return 1 if len(self.classes_) == 2 else len(self.classes_)
 
-    def _make_criterion(self, codes, weight):
+    def _make_criterion(self, plan, codes, weight):
         return _LogLoss()
 
     def _output_bias(self, codes, weight):

@@ -76,7 +76,7 @@ def rebuild_net(estimator):
             estimator.module_, _networks.torch_dtype(plan.dtype), plan.dreg_space
         )
         members = getattr(layers, "n_members", None) or 1
-        criteria = [estimator._make_criterion(None, None) for _ in range(members)]
+        criteria = [estimator._make_criterion(plan, None, None) for _ in range(members)]
         return _make_net(plan, layers, criteria, quiet=True)
 
 
@@ -252,7 +252,7 @@ class Fit:
         else:
             stopping = self._stopping(plan, H, y, rows)
         criteria = [
-            est._make_criterion(codes[keep], rows.raw[keep])
+            est._make_criterion(plan, codes[keep], rows.raw[keep])
             for keep in (rows.train > 0).T
         ]
         net = _make_net(
@@ -281,7 +281,9 @@ class Fit:
             tol=plan.tol,
             load_best=False,
         )
-        criterion = self.est._make_criterion(codes[rows.used], rows.raw[rows.used])
+        criterion = self.est._make_criterion(
+            plan, codes[rows.used], rows.raw[rows.used]
+        )
         criteria = [copy.deepcopy(criterion) for _ in range(CV_FOLDS)]
         net = _make_net(plan, stacked, criteria, stopping=stopping, quiet=True)
         train(net, self._dataset(H, y, folds), plan.max_epochs)

@@ -34,10 +34,14 @@ class StreamPlan:
     rows : int or None
         Carry the stream on this many uniformly random rows of each batch
         (all rows when ``None`` or when the batch is not larger).
+    points : {"data", "interpolated"}
+        Carry it at the rows, or at as many points between random pairs of
+        them (see :meth:`TrainingObjective.forward`).
     """
 
     directions: object = None
     rows: int | None = None
+    points: str = "data"
 
     def sample(self, X, width=None):
         """The rows and directions that carry the stream for the batch ``X``.
@@ -107,7 +111,7 @@ class TrainingObjective:
         # The registry says which penalties read the Jacobian stream.
         if spread > 0 or (dreg is not None and PENALTIES[dreg].needs == "stream"):
             directions = stream_rule(plan.n_projections, stream_width)
-            stream = StreamPlan(directions, plan.stream_rows)
+            stream = StreamPlan(directions, plan.stream_rows, plan.dreg_points)
         return cls(
             dreg=dreg,
             dreg_lambda=0.0 if dreg is None else float(plan.dreg_lambda),
@@ -134,6 +138,8 @@ class TrainingObjective:
         penalty = self.penalty
         if self.igpen_lambda > 0:
             X = X.detach().requires_grad_(True)
+        if self.stream.points == "interpolated" and self.stream.directions is not None:
+            return self._forward_between(module, X, sample_weight)
         rows, directions = self.stream.sample(X, module.stream_width)
         scale = weight = None
         if sample_weight is not None and directions is not None:
@@ -149,6 +155,45 @@ class TrainingObjective:
             stream_scale=scale,
         )
         return result.output, (X, result, weight)
+
+    def _forward_between(self, module, X, sample_weight):
+        """:meth:`forward` with the stream at points between the batch's rows.
+
+        ``t x_i + (1 - t) x_j`` for ``k`` uniform random pairs ``(i, j)`` (``k``
+        the stream's rows, capped at the batch) and ``t ~ U[0, 1]``: a penalty
+        at the rows alone is blind to the gaps between the classes, where the
+        decision boundary runs, and leaves the function steep there. The points
+        follow the rows in one forward pass; the output and slopes returned
+        are the rows'. A point's weight is the geometric mean of its pair's
+        (0 where either is 0: a member's held-out rows stay held out).
+        """
+        n = X.shape[0]
+        k = n if not self.stream.rows else min(n, int(self.stream.rows))
+        pairs = torch.randint(n, (2, k), device=X.device)
+        t = torch.rand(k, 1, dtype=X.dtype, device=X.device)
+        between = t * X[pairs[0]] + (1.0 - t) * X[pairs[1]]
+        directions = self.stream.directions
+        if directions != "exact":
+            directions = random_directions(
+                k, module.stream_width, int(directions), dtype=X.dtype, device=X.device
+            )
+        scale = weight = None
+        if sample_weight is not None:
+            w = sample_weight.to(X.dtype)
+            weight = (w[pairs[0]] * w[pairs[1]]).sqrt()
+            weight = weight.T if weight.dim() == 2 else weight
+            scale = weight.sqrt()
+        result = module.forward_stream(
+            torch.cat([X, between]),
+            directions,
+            derivatives=self.penalty is not None,
+            rows=torch.arange(n, n + k, device=X.device),
+            stream_scale=scale,
+        )
+        output = result.output.narrow(-2, 0, n)
+        slopes = [None if d is None else d.narrow(-2, 0, n) for d in result.derivatives]
+        result = dataclasses.replace(result, output=output, derivatives=slopes)
+        return output, (X, result, weight)
 
     @staticmethod
     def data_loss(criterion, output, y, sample_weight=None):

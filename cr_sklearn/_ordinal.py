@@ -261,6 +261,7 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
         dreg="stream",
         dreg_lambda=10**-2.5,
         dreg_space="encoded",
+        dreg_points="data",
         n_projections="auto",
         stream_rows=None,
         max_iter=100,
@@ -351,9 +352,11 @@ class CROrdinalRegressor(ClassifierMixin, BaseCR):
     def _n_outputs(self):
         return 1
 
-    def _make_criterion(self, codes, weight):
+    def _make_criterion(self, plan, codes, weight):
+        # The head of the fit the plan describes: after set_params(head=...) a
+        # fitted model keeps its own.
         init = None if codes is None else self._prior_cutpoints(codes, weight)
-        return ORDINAL_HEADS[self.head](len(self.classes_), init_cutpoints=init)
+        return ORDINAL_HEADS[plan.head](len(self.classes_), init_cutpoints=init)
 
     def _output_bias(self, codes, weight):
         return None  # the cut-points carry the prior

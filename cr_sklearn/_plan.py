@@ -376,6 +376,11 @@ class FitPlan:
     n_iter_no_change: int = 10
     early_stopping: object = "auto"
     oob_score: bool = False
+    # Where the stream is carried: the rows, or points between them.
+    dreg_points: str = "data"
+    # The ordinal head's loss ("cumulative" or "coral"); None for the
+    # classifier, and in ordinal plans saved before the field existed.
+    head: str | None = None
 
     @property
     def cv_folds(self):
@@ -622,8 +627,10 @@ def resolve_plan(estimator, n_samples, n_features, n_outputs, *, device, increme
         ),
         verbose=int(params["verbose"]),
         dreg_space=params["dreg_space"],
+        dreg_points=params["dreg_points"],
         spread_lambda=float(params["spread_lambda"]),
         n_iter_no_change=int(params["n_iter_no_change"]),
         early_stopping=params["early_stopping"],
         oob_score=bool(params["oob_score"]),
+        head=params.get("head"),
     )

@@ -297,6 +297,7 @@ _PARAMS_ADDED = {
     "beta_2": 0.999,
     "dreg_space": "encoded",
     "spread_lambda": 0.0,
+    "dreg_points": "data",
 }
 
 
@@ -504,9 +505,11 @@ def _fitted_plan(estimator, raw, a, name):
         raise bad(name, "its fitted plan's betas must be a pair")
     if any(isinstance(plan[k], str) for k in _PLAN_NUMBERS if k in plan):
         raise bad(name, f"its fitted plan holds 'auto' among {_PLAN_NUMBERS}")
+    constraints = type(estimator)._parameter_constraints
+    if "head" not in constraints and plan.get("head") is not None:
+        raise bad(name, "its fitted plan names an ordinal head for a classifier")
     values = {_PLAN_PARAMETERS.get(k, k): v for k, v in plan.items()}
     values.update(beta_1=betas[0], beta_2=betas[1])
-    constraints = type(estimator)._parameter_constraints
     try:
         checked = {k: values[k] for k in constraints.keys() & values.keys()}
         validate_parameter_constraints(constraints, checked, "the fitted plan")
@@ -517,6 +520,7 @@ def _fitted_plan(estimator, raw, a, name):
     except (TypeError, ValueError, OverflowError) as exc:
         raise bad(name, f"its fitted plan is invalid ({exc})") from None
     unchecked = set(plan) - set(_PLAN_DATA) - set(_PLAN_PARAMETERS) - set(constraints)
+    unchecked -= {"head"}  # checked above for a classifier (None)
     if unchecked:  # a field nothing here knows how to check
         raise bad(name, f"its fitted plan has an unknown field {min(unchecked)!r}")
     carried = {field: a[attribute] for field, attribute in PLAN_ATTRIBUTES.items()}
@@ -548,7 +552,9 @@ def _check_tensors(estimator, plan, table, name, dtype):
                 n_members=members,
                 dtype=dtype,
             )
-            found = [estimator._make_criterion(None, None) for _ in range(members or 1)]
+            found = [
+                estimator._make_criterion(plan, None, None) for _ in range(members or 1)
+            ]
             criterion = MemberCriterion(found) if members else found[0]
             criterion = criterion.to(_networks.torch_dtype(plan.dtype))
     except (TypeError, ValueError, IndexError, RuntimeError) as exc:
@@ -675,6 +681,9 @@ def restore_state(estimator, state, name, *, device="cpu", tensors=None):
             device=estimator.device_,
             incremental=False,
         )
+    if version >= 4 and plan.head is None:
+        # An ordinal plan saved before the field: the head of the file's params.
+        plan = dataclasses.replace(plan, head=resolved.head)
     if version < 4:
         carried = {
             field: attributes.get(attribute, getattr(resolved, field))
