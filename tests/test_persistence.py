@@ -779,6 +779,28 @@ def test_a_model_round_trips_whatever_its_parameters_say(
     np.testing.assert_array_equal(model.predict_proba(X), proba)
 
 
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_an_ordinal_model_keeps_the_head_it_was_fitted_with(data, route):
+    # The head is fitted state: its loss on the same outputs is the fitted
+    # one's after set_params(head=...), which is for the next fit.
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CROrdinalRegressor((8,), head="cumulative", max_iter=2, random_state=0)
+        model.fit(X, y)
+    eta = torch.linspace(-3, 3, 12, dtype=torch.float64)[:, None]
+    codes = torch.as_tensor(np.arange(12) % len(model.classes_))
+    with torch.no_grad():
+        fitted_loss = model.net_.criterion_(eta, codes)
+    model.set_params(head="coral")
+    loaded = ROUTES[route](model)
+    assert loaded.get_params()["head"] == "coral"
+    assert loaded.plan_["head"] == model.plan_["head"] == "cumulative"
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.net_.criterion_(eta, codes), fitted_loss)
+    np.testing.assert_array_equal(loaded.cutpoints_, model.cutpoints_)
+
+
 def test_the_next_fit_reads_the_changed_parameters(changed_after_fit, data):
     X, y = data
     model, _ = changed_after_fit(CRClassifier, "degree")

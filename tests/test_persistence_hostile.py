@@ -880,6 +880,8 @@ PLAN_FORGERIES = {
     "betas-one": (_plan("betas", _tuple(0.9)), "betas must be a pair"),
     "betas-out-of-range": (_plan("betas", _tuple(0.9, 2.0)), "beta_2"),
     "dreg": (_plan("dreg", "exec"), "dreg"),
+    "dreg-points": (_plan("dreg_points", "exec"), "dreg_points"),
+    "head-of-a-classifier": (_plan("head", "coral"), "ordinal head"),
     "patience-zero": (_plan("patience", 0), "patience must be an integer"),
     "raw-patience-zero": (_plan("n_iter_no_change", 0), "n_iter_no_change"),
     # The network the plan describes must be the one the tensors hold.
