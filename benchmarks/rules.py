@@ -197,6 +197,20 @@ def without(rules, name):
 #       --output benchmarks/results/round_46_tune_2.md
 #
 # and, if it passes, the same with ``--split confirm`` once.
+#
+# Result (round_46_tune_2.md): I fails (a) (-0.19 [-0.77, +0.39] points;
+# log-loss +0.003 [-0.003, +0.010]) and (c) (25 of 36 tables, median ratio
+# 0.92), passes (b) and (d) (1.18x); the defaults and every baseline
+# reproduce round 1's figures split for split. It is the closest candidate
+# of the three rounds, so its confirmation run measures whether the tau it
+# gains holds on tables it was not tried on (it is not adopted either way),
+# on round 0's 26 confirmation tables, one repeat:
+#
+#   python benchmarks/run.py suite --split confirm --repeats 1 \
+#       --models CR,LogisticRegression,SVC,MLP \
+#       --candidate 'I={"dreg_space": "input", "dreg_points": "interpolated"}' \
+#       --tables <round_46_confirm.md's 26> \
+#       --output benchmarks/results/round_46_confirm_2.md
 
 #: The candidates of issue 46's rounds, by name (the commands above).
 ROUNDS_46 = {
