@@ -211,6 +211,17 @@ def without(rules, name):
 #       --candidate 'I={"dreg_space": "input", "dreg_points": "interpolated"}' \
 #       --tables <round_46_confirm.md's 26> \
 #       --output benchmarks/results/round_46_confirm_2.md
+#
+# Result (round_46_confirm_2.md): the tau I gained on the tuning half does
+# not hold: below MLP's and SVC's on 11 of 26 tables (the defaults 5, S 12),
+# median ratio 1.05 (the defaults 1.29, S 1.03); -0.51 [-1.39, +0.37]
+# accuracy points, -3.26 on the nonlinear tables. Probes after it, on 18
+# tuning tables (the 14 above and vote92, btheb, slid, doctorcontacts; the
+# first 4 splits; results not kept): the interpolated points in the encoded
+# space (``dreg_points="interpolated"`` alone) kept accuracy (+0.02) and
+# barely moved tau (1 of 18 below both, median ratio 1.28 against the
+# defaults' 1.37); I at dreg_lambda 0.02 moved tau (13 of 18, 0.93) for
+# accuracy (-1.03 against I's -0.58). No round 3 ran.
 
 #: The candidates of issue 46's rounds, by name (the commands above).
 ROUNDS_46 = {
