@@ -403,16 +403,27 @@ def test_cache_keys_see_every_parameter_and_no_addresses():
     from cr_sklearn import CRClassifier
     from cr_sklearn.study._fit_cache import estimator_text
 
-    def pipeline(dropout):
+    def pipeline(**params):
         return make_pipeline(
             FunctionTransformer(np.log1p),
             StandardScaler(),
-            CRClassifier(dropout=dropout),
+            CRClassifier(**params),
         )
 
-    a, b = pipeline(0.1), pipeline(0.2)
+    # scikit-learn shortens a long repr: some parameter's change is hidden in it.
+    changes = {"dropout": 0.2, "weight_decay": 0.5, "beta_1": 0.8, "tol": 0.01}
+    changes |= {"degree": 4, "validation_fraction": 0.2, "max_iter": 50}
+    changes |= {"n_iter_no_change": 5, "batch_size": 32, "learning_rate_init": 0.01}
     with config_context(print_changed_only=False):
-        assert repr(a) == repr(b)  # scikit-learn shortens a long repr
-    assert estimator_text(a) != estimator_text(b)
-    assert estimator_text(a) == estimator_text(pipeline(0.1))
+        hidden = {
+            name: value
+            for name, value in changes.items()
+            if repr(pipeline(**{name: value})) == repr(pipeline())
+        }
+    assert hidden
+    for name, value in hidden.items():
+        assert estimator_text(pipeline(**{name: value})) != estimator_text(pipeline())
+    assert estimator_text(pipeline(dropout=0.1)) == estimator_text(
+        pipeline(dropout=0.1)
+    )
     assert "0x" not in estimator_text(make_pipeline(FunctionTransformer(lambda x: x)))
