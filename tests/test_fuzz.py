@@ -80,7 +80,7 @@ HAZARD_MESSAGES = {
     # sklearn types object arrays holding numbers as "unknown" labels.
     "mixed_y": r"[Mm]ix|Unknown label type",
     "n_features": r"features",
-    "empty": r"0 sample|minimum of 1|Expected 2D",
+    "empty": r"0 sample|minimum of 1|Expected 2D|must be a 2D array",
     "ndim": r"2D|dim",
     "unknown_label": r"not in|unknown|unseen",
 }
