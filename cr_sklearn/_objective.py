@@ -65,14 +65,33 @@ class StreamPlan:
         rows = None
         if self.rows and X.shape[0] > self.rows:
             rows = torch.randperm(X.shape[0], device=X.device)[: self.rows]
-        if self.directions == "exact":
-            return rows, "exact"
         n_rows = X.shape[0] if rows is None else rows.shape[0]
         width = X.shape[1] if width is None else width
-        directions = random_directions(
-            n_rows, width, int(self.directions), dtype=X.dtype, device=X.device
+        return rows, self.directions_for(n_rows, width, X)
+
+    def directions_for(self, n_rows, width, like):
+        """``"exact"``, or ``n_rows`` sets of random directions in ``width``
+        columns, of ``like``'s dtype and device (see :meth:`sample`)."""
+        if self.directions == "exact":
+            return "exact"
+        return random_directions(
+            n_rows, width, int(self.directions), dtype=like.dtype, device=like.device
         )
-        return rows, directions
+
+    def between(self, X):
+        """Points between the rows of ``X`` to carry the stream: ``(points, pairs)``.
+
+        ``t x_i + (1 - t) x_j`` for ``k`` uniform random pairs ``(i, j)`` of
+        rows (``pairs``, shape ``(2, k)``; ``k`` the stream's rows, capped at
+        the batch) and ``t ~ U[0, 1]``: a penalty at the rows alone is blind
+        to the gaps between the classes, where the decision boundary runs,
+        and leaves the function steep there.
+        """
+        n = X.shape[0]
+        k = n if not self.rows else min(n, int(self.rows))
+        pairs = torch.randint(n, (2, k), device=X.device)
+        t = torch.rand(k, 1, dtype=X.dtype, device=X.device)
+        return t * X[pairs[0]] + (1.0 - t) * X[pairs[1]], pairs
 
 
 @dataclass(frozen=True)
@@ -134,66 +153,41 @@ class TrainingObjective:
         row the stream carries is scaled by the square root of its weight,
         so the stream penalty is the weighted mean of the squared norms;
         ``weight`` is those rows' weights (members first), else ``None``.
+        With the stream at points between the rows (:meth:`StreamPlan.between`),
+        the points follow the rows in one pass, a point weighs the geometric
+        mean of its pair's weights (0 where either is 0: a member's held-out
+        rows stay held out), and the output and slopes returned are the rows'.
         """
         penalty = self.penalty
         if self.igpen_lambda > 0:
             X = X.detach().requires_grad_(True)
+        inputs, pairs = X, None
         if self.stream.points == "interpolated" and self.stream.directions is not None:
-            return self._forward_between(module, X, sample_weight)
-        rows, directions = self.stream.sample(X, module.stream_width)
+            points, pairs = self.stream.between(X)
+            inputs = torch.cat([X, points])
+            rows = torch.arange(len(X), len(inputs), device=X.device)
+            directions = self.stream.directions_for(len(points), module.stream_width, X)
+        else:
+            rows, directions = self.stream.sample(X, module.stream_width)
         scale = weight = None
         if sample_weight is not None and directions is not None:
-            weight = sample_weight if rows is None else sample_weight[rows]
-            weight = weight.to(X.dtype)
+            weight = sample_weight.to(X.dtype)
+            if pairs is not None:
+                weight = (weight[pairs[0]] * weight[pairs[1]]).sqrt()
+            elif rows is not None:
+                weight = weight[rows]
             weight = weight.T if weight.dim() == 2 else weight
             scale = weight.sqrt()
         result = module.forward_stream(
-            X,
+            inputs,
             directions,
             derivatives=penalty is not None,
             rows=rows,
             stream_scale=scale,
         )
+        if pairs is not None:
+            result = _first_rows(result, len(X))
         return result.output, (X, result, weight)
-
-    def _forward_between(self, module, X, sample_weight):
-        """:meth:`forward` with the stream at points between the batch's rows.
-
-        ``t x_i + (1 - t) x_j`` for ``k`` uniform random pairs ``(i, j)`` (``k``
-        the stream's rows, capped at the batch) and ``t ~ U[0, 1]``: a penalty
-        at the rows alone is blind to the gaps between the classes, where the
-        decision boundary runs, and leaves the function steep there. The points
-        follow the rows in one forward pass; the output and slopes returned
-        are the rows'. A point's weight is the geometric mean of its pair's
-        (0 where either is 0: a member's held-out rows stay held out).
-        """
-        n = X.shape[0]
-        k = n if not self.stream.rows else min(n, int(self.stream.rows))
-        pairs = torch.randint(n, (2, k), device=X.device)
-        t = torch.rand(k, 1, dtype=X.dtype, device=X.device)
-        between = t * X[pairs[0]] + (1.0 - t) * X[pairs[1]]
-        directions = self.stream.directions
-        if directions != "exact":
-            directions = random_directions(
-                k, module.stream_width, int(directions), dtype=X.dtype, device=X.device
-            )
-        scale = weight = None
-        if sample_weight is not None:
-            w = sample_weight.to(X.dtype)
-            weight = (w[pairs[0]] * w[pairs[1]]).sqrt()
-            weight = weight.T if weight.dim() == 2 else weight
-            scale = weight.sqrt()
-        result = module.forward_stream(
-            torch.cat([X, between]),
-            directions,
-            derivatives=self.penalty is not None,
-            rows=torch.arange(n, n + k, device=X.device),
-            stream_scale=scale,
-        )
-        output = result.output.narrow(-2, 0, n)
-        slopes = [None if d is None else d.narrow(-2, 0, n) for d in result.derivatives]
-        result = dataclasses.replace(result, output=output, derivatives=slopes)
-        return output, (X, result, weight)
 
     @staticmethod
     def data_loss(criterion, output, y, sample_weight=None):
@@ -253,6 +247,14 @@ class TrainingObjective:
             terms["igpen"] = value.item()
             loss = loss + self.igpen_lambda * value
         return loss, terms
+
+
+def _first_rows(result, n):
+    """``result`` with the output and slopes of its first ``n`` rows only."""
+    slopes = [None if d is None else d.narrow(-2, 0, n) for d in result.derivatives]
+    return dataclasses.replace(
+        result, output=result.output.narrow(-2, 0, n), derivatives=slopes
+    )
 
 
 def _weighted_slopes(result, sample_weight):

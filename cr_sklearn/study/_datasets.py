@@ -185,14 +185,24 @@ def _read_csv(path, name, target):
     return frame
 
 
-def _check_features(X, name, as_frame):
+def _column_kinds(X):
+    """``(is_numeric, numeric, text)``: a flag per column, and the names of each kind.
+
+    By position, once per column (a table may have 100,000 of them);
+    ``is_numeric_dtype`` understands pandas' own (string) dtypes.
+    """
     import pandas as pd
 
-    # is_numeric_dtype understands pandas' own (string) dtypes; by position,
-    # once per column (a table may have 100,000 of them).
     is_numeric = [pd.api.types.is_numeric_dtype(dtype) for dtype in X.dtypes]
     numeric = [c for c, keep in zip(X.columns, is_numeric, strict=True) if keep]
     text = [c for c, keep in zip(X.columns, is_numeric, strict=True) if not keep]
+    return is_numeric, numeric, text
+
+
+def _check_features(X, name, as_frame):
+    import pandas as pd
+
+    is_numeric, numeric, text = _column_kinds(X)
     if text and not as_frame:
         raise ValueError(
             f"Non-numeric feature columns in {name}: {_some(text)}; encode them first."
@@ -273,9 +283,7 @@ def tabular_preprocessor(X, *, max_categories=MAX_CATEGORIES):
         )
     if not isinstance(max_categories, int) or max_categories < 2:
         raise ValueError(f"max_categories must be an int >= 2, got {max_categories!r}.")
-    is_numeric = [pd.api.types.is_numeric_dtype(dtype) for dtype in X.dtypes]
-    numeric = [c for c, keep in zip(X.columns, is_numeric, strict=True) if keep]
-    text = [c for c, keep in zip(X.columns, is_numeric, strict=True) if not keep]
+    is_numeric, numeric, text = _column_kinds(X)
     missing = X[numeric].isna().sum()
     missing = missing[missing > 0]
     if not text and not len(missing):
