@@ -96,7 +96,7 @@ class BaseCR(FittedAttributesHTMLMixin, BaseEstimator):
         "dreg": [StrOptions(set(PENALTIES)), None],
         "dreg_lambda": [NON_NEGATIVE],
         "dreg_space": [StrOptions({"encoded", "input"})],
-        "dreg_points": [StrOptions({"data", "interpolated"})],
+        "dreg_points": [StrOptions({"data", "interpolated", "between_classes"})],
         "n_projections": [StrOptions({"auto", "exact"}), COUNT],
         "stream_rows": [COUNT, None],
         "max_iter": [StrOptions({"auto"}), COUNT],

@@ -34,14 +34,20 @@ class StreamPlan:
     rows : int or None
         Carry the stream on this many uniformly random rows of each batch
         (all rows when ``None`` or when the batch is not larger).
-    points : {"data", "interpolated"}
+    points : {"data", "interpolated", "between_classes"}
         Carry it at the rows, or at as many points between random pairs of
-        them (see :meth:`TrainingObjective.forward`).
+        them, any pairs or pairs of rows whose labels differ (see
+        :meth:`between`).
     """
 
     directions: object = None
     rows: int | None = None
     points: str = "data"
+
+    @property
+    def needs_labels(self):
+        """Whether :meth:`between` draws its pairs from the batch's labels."""
+        return self.points == "between_classes" and self.directions is not None
 
     def sample(self, X, width=None):
         """The rows and directions that carry the stream for the batch ``X``.
@@ -78,18 +84,27 @@ class StreamPlan:
             n_rows, width, int(self.directions), dtype=like.dtype, device=like.device
         )
 
-    def between(self, X):
+    def between(self, X, labels=None):
         """Points between the rows of ``X`` to carry the stream: ``(points, pairs)``.
 
-        ``t x_i + (1 - t) x_j`` for ``k`` uniform random pairs ``(i, j)`` of
-        rows (``pairs``, shape ``(2, k)``; ``k`` the stream's rows, capped at
-        the batch) and ``t ~ U[0, 1]``: a penalty at the rows alone is blind
-        to the gaps between the classes, where the decision boundary runs,
-        and leaves the function steep there.
+        ``t x_i + (1 - t) x_j`` for ``k`` random pairs ``(i, j)`` of rows
+        (``pairs``, shape ``(2, k)``; ``k`` the stream's rows, capped at the
+        batch) and ``t ~ U[0, 1]``: a penalty at the rows alone is blind to
+        the gaps between the classes, where the decision boundary runs, and
+        leaves the function steep there. ``"interpolated"``: uniform pairs.
+        ``"between_classes"``: ``i`` uniform and ``j`` uniform among the rows
+        whose label (``labels``, one per row) differs from ``i``'s, or among
+        all rows when the batch has one label: every segment then crosses the
+        boundary, and the penalty acts where the steepest gradients were.
         """
         n = X.shape[0]
         k = n if not self.rows else min(n, int(self.rows))
-        pairs = torch.randint(n, (2, k), device=X.device)
+        if self.points == "between_classes":
+            if labels is None:
+                raise ValueError("dreg_points='between_classes' needs the labels.")
+            pairs = _pairs_across(labels, k)
+        else:
+            pairs = torch.randint(n, (2, k), device=X.device)
         t = torch.rand(k, 1, dtype=X.dtype, device=X.device)
         return t * X[pairs[0]] + (1.0 - t) * X[pairs[1]], pairs
 
@@ -144,7 +159,7 @@ class TrainingObjective:
         """The registered :class:`~cr_sklearn.nn.Penalty`, or ``None``."""
         return None if self.dreg is None else PENALTIES[self.dreg]
 
-    def forward(self, module, X, sample_weight=None):
+    def forward(self, module, X, sample_weight=None, labels=None):
         """Training forward pass: ``(output, stream_result)``.
 
         ``stream_result`` is ``(inputs, StreamOutput, weight)``: what the
@@ -157,13 +172,14 @@ class TrainingObjective:
         the points follow the rows in one pass, a point weighs the geometric
         mean of its pair's weights (0 where either is 0: a member's held-out
         rows stay held out), and the output and slopes returned are the rows'.
+        ``labels``: the batch's, which ``"between_classes"`` pairs by.
         """
         penalty = self.penalty
         if self.igpen_lambda > 0:
             X = X.detach().requires_grad_(True)
         inputs, pairs = X, None
-        if self.stream.points == "interpolated" and self.stream.directions is not None:
-            points, pairs = self.stream.between(X)
+        if self.stream.points != "data" and self.stream.directions is not None:
+            points, pairs = self.stream.between(X, labels)
             inputs = torch.cat([X, points])
             rows = torch.arange(len(X), len(inputs), device=X.device)
             directions = self.stream.directions_for(len(points), module.stream_width, X)
@@ -247,6 +263,30 @@ class TrainingObjective:
             terms["igpen"] = value.item()
             loss = loss + self.igpen_lambda * value
         return loss, terms
+
+
+def _pairs_across(labels, k):
+    """``k`` pairs ``(i, j)`` of rows, shape ``(2, k)``: ``i`` uniform, ``j``
+    uniform among the rows whose label differs from ``i``'s (any row when
+    none does). ``labels``: one per row, or one row of targets per row."""
+    n = labels.shape[0]
+    device = labels.device
+    _, codes, counts = torch.unique(
+        labels.reshape(n, -1), dim=0, return_inverse=True, return_counts=True
+    )
+    # The rows sorted by label: label c's rows are order[start_c : start_c + n_c],
+    # and the r-th row of another label is order[r], or order[r + n_c] past them.
+    order = torch.argsort(codes, stable=True)
+    starts = counts.cumsum(0) - counts
+    first = torch.randint(n, (k,), device=device)
+    anyone = torch.randint(n, (k,), device=device)
+    c = codes[first]
+    others = n - counts[c]
+    r = (torch.rand(k, device=device, dtype=torch.float64) * others).long()
+    r = torch.minimum(r, (others - 1).clamp_min(0))
+    position = (r + (r >= starts[c]) * counts[c]).clamp_max(n - 1)
+    second = torch.where(others > 0, order[position], anyone)
+    return torch.stack([first, second])
 
 
 def _first_rows(result, n):

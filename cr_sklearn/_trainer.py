@@ -31,10 +31,12 @@ __all__ = []
 class TensorDataset(torch.utils.data.Dataset):
     """Tensors held whole; :class:`BatchLoader` slices them batch by batch."""
 
-    def __init__(self, X, y, sample_weight=None):
+    def __init__(self, X, y, sample_weight=None, *, labels=False):
         self.X = {"X": X}
         if sample_weight is not None:
             self.X["sample_weight"] = sample_weight
+        if labels:  # for a stream that pairs rows by their labels
+            self.X["labels"] = y
         self.y = y
 
     def __len__(self):
@@ -123,8 +125,11 @@ class CRNet(NeuralNet):
         X = (x["X"] if isinstance(x, dict) else x).to(self.device)
         if not self.module_.training:
             return self.module_(X)
-        weight = x.get("sample_weight") if isinstance(x, dict) else None
-        return self.objective.forward(self.module_, X, weight)
+        if not isinstance(x, dict):
+            return self.objective.forward(self.module_, X)
+        return self.objective.forward(
+            self.module_, X, x.get("sample_weight"), x.get("labels")
+        )
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         weight = X.get("sample_weight") if isinstance(X, dict) else None
