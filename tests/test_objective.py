@@ -188,13 +188,15 @@ def test_input_space_model_round_trips_and_warm_starts(data, tmp_path):
 # -- the stream between the rows (dreg_points="interpolated") ------------------
 
 
-def _between_reference(model, H, weight):
-    """``E ||d out / d h||^2`` at ``t h_i + (1 - t) h_j``, ``(i, j)`` uniform pairs.
+def _between_reference(model, H, weight, labels=None):
+    """``E ||d out / d h||^2`` at ``t h_i + (1 - t) h_j`` over the pairs drawn.
 
-    Without an encoding the network is a polynomial in ``t`` along a segment
-    (degree 9 for two cubic layers, 16 for the squared norm): 9-point
-    Gauss-Legendre quadrature over ``t`` is exact. A pair weighs the geometric
-    mean of its rows' weights.
+    ``labels`` None: ``(i, j)`` uniform. Else ``i`` uniform and ``j`` uniform
+    among the rows of another label (any row when there is none). Without an
+    encoding the network is a polynomial in ``t`` along a segment (degree 9
+    for two cubic layers, 16 for the squared norm): 9-point Gauss-Legendre
+    quadrature over ``t`` is exact. A pair weighs the geometric mean of its
+    rows' weights.
     """
     module = model.module_
     nodes, quad = np.polynomial.legendre.leggauss(9)
@@ -202,12 +204,32 @@ def _between_reference(model, H, weight):
     n = len(H)
     i, j = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
     i, j = i.reshape(-1), j.reshape(-1)
+    chance = torch.full((n * n,), 1.0 / n**2, dtype=torch.float64)
+    if labels is not None:
+        labels = torch.as_tensor(labels)
+        differ = labels[i] != labels[j]
+        others = differ.reshape(n, n).sum(1)[i]
+        chance = torch.where(others > 0, differ / others.clamp_min(1), 1.0 / n) / n
     points = t[:, None, None] * H[i] + (1 - t[:, None, None]) * H[j]
     norms = _autograd_squared_norms(
         module, points.reshape(-1, H.shape[1]), module.input_mean, module.input_scale
     ).reshape(len(t), -1)
     along = (torch.as_tensor(quad / 2)[:, None] * norms).sum(0)  # integral over t
-    return float(((weight[i] * weight[j]).sqrt() * along).mean())
+    return float(((weight[i] * weight[j]).sqrt() * along * chance).sum())
+
+
+def _stream_draws(model, H, weight=None, labels=None, n_draws=1500):
+    """The output term of ``n_draws`` seeded training passes over ``H``."""
+    layers, objective = model.net_.module_, model.net_.objective
+    layers.eval()
+    draws = []
+    for seed in range(n_draws):
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            _, (_, result, _) = objective.forward(layers, H, weight, labels)
+        jac = result.jacobians[-1]
+        draws.append(float(jac.square().sum()) / jac.shape[-3])
+    return np.array(draws)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -217,27 +239,47 @@ def test_interpolated_stream_is_the_gradient_between_the_rows(data, weighted):
     X, y, fresh = data
     params = {**FAST, "encoding_bins": None, "dreg_points": "interpolated"}
     model = CRClassifier(n_projections="exact", stream_rows=None, **params).fit(X, y)
-    layers, objective = model.net_.module_, model.net_.objective
-    layers.eval()
+    layers = model.net_.module_
     H = _standardised(model, fresh[:8])
     weight = torch.ones(8, dtype=torch.float64)
     if weighted:  # rows of weight 0 drop out with every pair they are in
         weight = torch.tensor([1.0, 0.0, 2.0, 1.0, 0.0, 1.0, 3.0, 1.0]).double()
-    draws = []
-    for seed in range(1500):
-        torch.manual_seed(seed)
-        with torch.no_grad():
-            _, (_, result, _) = objective.forward(
-                layers, H, weight if weighted else None
-            )
-        jac = result.jacobians[-1]
-        draws.append(float(jac.square().sum()) / jac.shape[-3])
-    draws = np.array(draws)
+    draws = _stream_draws(model, H, weight if weighted else None)
     want = _between_reference(model, H, weight)
     assert abs(draws.mean() - want) < 4 * draws.std() / len(draws) ** 0.5
     # Not the rows themselves: their mean squared norm is another number.
     at_rows = float((_autograd_squared_norms(layers, H, 0.0, 1.0) * weight).mean())
     assert abs(at_rows - want) > 10 * draws.std() / len(draws) ** 0.5
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [[0, 1, 0, 2, 1, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1]],
+    ids=["three labels", "one label"],
+)
+def test_between_classes_stream_is_the_gradient_across_the_labels(data, labels):
+    # Between the classes, the output term averages the reported gradient on
+    # the segments from each row to the rows of other labels; a batch of one
+    # label has no such row and is carried between any rows.
+    X, y, fresh = data
+    params = {**FAST, "encoding_bins": None, "dreg_points": "between_classes"}
+    model = CRClassifier(n_projections="exact", stream_rows=None, **params).fit(X, y)
+    H = _standardised(model, fresh[:8])
+    weight = torch.tensor([1.0, 0.0, 2.0, 1.0, 0.5, 1.0, 3.0, 1.0]).double()
+    labels = torch.tensor(labels)
+    draws = _stream_draws(model, H, weight, labels)
+    want = _between_reference(model, H, weight, labels)
+    assert abs(draws.mean() - want) < 4 * draws.std() / len(draws) ** 0.5
+    if len(set(labels.tolist())) > 1:  # not the uniform pairs' number
+        uniform = _between_reference(model, H, weight)
+        assert abs(uniform - want) > 10 * draws.std() / len(draws) ** 0.5
+
+
+def test_between_classes_stream_needs_the_labels(data):
+    X, y, fresh = data
+    model = CRClassifier(dreg_points="between_classes", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="needs the labels"):
+        model.net_.objective.forward(model.net_.module_, _standardised(model, fresh))
 
 
 def test_interpolated_stream_flattens_the_gap_between_the_classes():
