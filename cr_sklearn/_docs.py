@@ -55,14 +55,17 @@ dreg_space : {"encoded", "input"}
     ``jacobian`` report (the stream's width is the number of columns).
     Without an encoding the two are the same. The layer-local penalty
     (``dreg="local"``) reads no stream and is unaffected.
-dreg_points : {"data", "interpolated"}
+dreg_points : {"data", "interpolated", "between_classes"}
     Where the stream (``dreg="stream"``, ``spread_lambda``) is carried.
     ``"data"``: at the batch's rows. ``"interpolated"``: at points drawn
     between them, ``t x_i + (1 - t) x_j`` for random pairs of the batch's
     rows and ``t`` uniform on [0, 1] (as many as ``stream_rows``; weights: the
     geometric mean of the pair's), so that the penalty also acts where the
     decision boundary runs between the classes, which a penalty at the rows
-    alone leaves steep. The data loss reads the rows either way.
+    alone leaves steep. ``"between_classes"``: the same, with ``x_j`` drawn
+    among the batch's rows of another label than ``x_i``'s (any row when the
+    batch has one label), so that every segment crosses a boundary. The data
+    loss reads the rows either way.
 n_projections : "auto", "exact" or int
     How the stream is carried: ``"exact"``, the full Jacobian (its cost
     grows with the columns); an int ``k``, ``k`` random directions (an

@@ -303,8 +303,9 @@ def test_interpolated_stream_flattens_the_gap_between_the_classes():
 
 
 def test_interpolated_stream_lowers_tau_on_breast_cancer():
-    # The table: held-out tau of the input-space stream, at the rows
-    # and between them (measured 4.64 and 3.16 on this split).
+    # The table: held-out tau of the input-space stream at the rows,
+    # between random pairs of rows and between rows of different classes
+    # (measured 5.25, 2.93 and 1.87 on this split).
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
 
@@ -316,20 +317,22 @@ def test_interpolated_stream_lowers_tau_on_breast_cancer():
         X, y, test_size=0.5, stratify=y, random_state=0
     )
     tau, accuracy = {}, {}
-    for points in ("data", "interpolated"):
+    for points in ("data", "interpolated", "between_classes"):
         model = CRClassifier(
             dreg_space="input", dreg_points=points, random_state=0, n_threads=1
         ).fit(X_train, y_train)
         tau[points] = gradient_tail_ratio(gradient_norms(model, X_test))
         accuracy[points] = model.score(X_test, y_test)
     assert tau["interpolated"] < 0.8 * tau["data"]
-    assert accuracy["interpolated"] > 0.95
+    assert tau["between_classes"] < 0.8 * tau["interpolated"]
+    assert min(accuracy.values()) > 0.95
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_interpolated_stream_with_members_and_the_ordinal_head(data, tmp_path):
+@pytest.mark.parametrize("points", ["interpolated", "between_classes"])
+def test_interpolated_stream_with_members_and_the_ordinal_head(data, tmp_path, points):
     X, y, fresh = data
-    params = {**FAST, "dreg_points": "interpolated", "stream_rows": 16}
+    params = {**FAST, "dreg_points": points, "stream_rows": 16}
     model = CRClassifier(n_members=2, **params).fit(X, y)
     ordinal = CROrdinalRegressor(**params).fit(X, np.digitize(X[:, 0], [-1, 0, 1]))
     for fitted in (model, ordinal):
@@ -338,7 +341,7 @@ def test_interpolated_stream_with_members_and_the_ordinal_head(data, tmp_path):
         path = tmp_path / f"{type(fitted).__name__}.safetensors"
         save_model(fitted, path)
         loaded = load_model(path)
-        assert loaded.plan_["dreg_points"] == "interpolated"
+        assert loaded.plan_["dreg_points"] == points
         np.testing.assert_array_equal(
             loaded.predict_proba(fresh), fitted.predict_proba(fresh)
         )
