@@ -310,6 +310,8 @@ def restate_claim(medians):
     cr = {k: v for k, v in medians.items() if k.startswith("CR poly")}
     others = {k: v for k, v in medians.items() if not k.startswith("CR poly")}
     lines = [
+        "The papers state that CR networks keep tau in [1.01, 1.02] against "
+        "1.07-1.09 for usual activations. "
         f"Measured here by the one rule (median tau q=99 per fold): CR networks "
         f"{min(cr.values()):.2f}-{max(cr.values()):.2f}; the other families "
         f"{min(others.values()):.2f}-{max(others.values()):.2f}."

@@ -16,6 +16,7 @@ def test_the_rows_below_the_lowest_other_family_are_told_apart():
         "SVC (RBF)": 1.75,
     }
     lines = studies.restate_claim(medians)
+    assert lines[0].startswith("The papers state that CR networks keep tau in")
     assert "CR networks 1.20-1.80; the other families 1.70-1.75." in lines[0]
     # Row names hold commas: the list of them is separated by semicolons.
     assert lines[1].endswith(
