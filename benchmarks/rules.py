@@ -273,6 +273,18 @@ def without(rules, name):
 # the output layer's Jacobian alone (the stream's hidden layers unpenalised)
 # at the same and a third of the weight: 8 and 6 of 14, 0.98 and 1.00,
 # -0.14 and -0.38 points, log-loss +0.009 and +0.015: the same frontier.
+#
+# Round 1's confirmation half, which its stopped run left out (see round 1
+# above), completes the record of every round on both halves; N and Q on
+# round 0's 26 confirmation tables, one repeat, against the baselines the
+# rule reads:
+#
+#   python benchmarks/run.py suite --split confirm --repeats 1 \
+#       --models CR,LogisticRegression,SVC,MLP \
+#       --candidate 'N={"encoding_bins": null, "spread_lambda": 0.1}' \
+#       --candidate 'Q={"dreg_space": "input", "spread_lambda": 0.03}' \
+#       --tables <round_46_confirm.md's 26> \
+#       --output benchmarks/results/round_46_confirm_1.md
 
 #: The candidates of issue 46's rounds, by name (the commands above).
 ROUNDS_46 = {
