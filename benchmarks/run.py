@@ -9,6 +9,7 @@ pima           Pima, the defaults against the baselines (5x5 CV)
 fraction       the default data-fraction study on Pima
 factorial      activations x regularisers, clean, noisy labels, noisy inputs
 tau            tau across model families on Pima, by one rule
+rounds46       issue 46's candidates on both halves, from the rounds' reports
 reliability    accuracy per input-sensitivity quintile (Pima, SST-5)
 selective      risk-coverage of CR's confidence signals on the suite tables
 text           SST-5 and Yelp on frozen sentence embeddings
@@ -42,6 +43,7 @@ MODULES = (
     "bench_text",
     "bench_growth",
     "bench_speed",
+    "bench_rounds",
 )
 
 
