@@ -9,7 +9,6 @@ pima           Pima, the defaults against the baselines (5x5 CV)
 fraction       the default data-fraction study on Pima
 factorial      activations x regularisers, clean, noisy labels, noisy inputs
 tau            tau across model families on Pima, by one rule
-rounds46       issue 46's candidates on both halves, from the rounds' reports
 reliability    accuracy per input-sensitivity quintile (Pima, SST-5)
 selective      risk-coverage of CR's confidence signals on the suite tables
 text           SST-5 and Yelp on frozen sentence embeddings
@@ -20,6 +19,7 @@ threads        one against two torch threads per training step and per fit
 load           single-row predictions served from threads
 members        a fit with M members against M fits
 gpu            the CUDA path against the CPU (on a machine with a GPU)
+rounds46       issue 46's candidates on both halves, from the rounds' reports
 =============  ==========================================================
 
 Each writes its markdown report to ``benchmarks/results/`` (``--output`` to

@@ -22,6 +22,7 @@ CONFIGS = (
     "load",
     "members",
     "gpu",
+    "rounds46",
 )
 
 
@@ -56,5 +57,6 @@ def test_the_default_outputs_are_the_result_files():
         ("fraction", "data_fraction.md"),
         ("speed", "speed.md"),
         ("gpu", "gpu_check.md"),
+        ("rounds46", "round_46_rounds.md"),
     ):
         assert found[name].output(args) == file
