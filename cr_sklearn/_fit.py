@@ -263,7 +263,8 @@ class Fit:
             user_callbacks=est.callbacks,
             note=_penalty_note(plan),
         )
-        train(net, self._dataset(H, y, rows, net), epochs, **warm)
+        labels = net.objective.stream.needs_labels
+        train(net, self._dataset(H, y, rows, labels), epochs, **warm)
         return net, plan, cv_curve
 
     def _cv_epochs(self, plan, layers, H, y, codes, rows, seed):
@@ -286,7 +287,8 @@ class Fit:
         )
         criteria = [copy.deepcopy(criterion) for _ in range(CV_FOLDS)]
         net = _make_net(plan, stacked, criteria, stopping=stopping, quiet=True)
-        train(net, self._dataset(H, y, folds, net), plan.max_epochs)
+        labels = net.objective.stream.needs_labels
+        train(net, self._dataset(H, y, folds, labels), plan.max_epochs)
         if net.interrupted_:
             # Ctrl-C in the folds: no epoch count can be chosen; the fit stops.
             raise KeyboardInterrupt
@@ -322,16 +324,16 @@ class Fit:
         )
 
     @staticmethod
-    def _dataset(H, y, rows, net):
+    def _dataset(H, y, rows, labels):
         """The rows some member trains on, with their weights (``None``: all 1),
-        and their labels where ``net``'s objective pairs rows by them."""
+        and with their labels in the batches when ``labels`` (a stream that
+        pairs rows by them)."""
         keep = rows.used
         weight = rows.train[keep]
         weight = weight[:, 0] if weight.shape[1] == 1 else weight
         if not keep.all():
             idx = torch.as_tensor(np.flatnonzero(keep), device=H.device)
             H, y = H[idx], y[idx]
-        labels = net.objective.stream.needs_labels
         if np.all(weight == 1.0):
             return TensorDataset(H, y, labels=labels)
         weight = torch.as_tensor(weight, dtype=H.dtype).to(H.device)

@@ -281,7 +281,9 @@ def _pairs_across(labels, k):
         return_counts=True,
     )
     # i, a uniform j for a batch of one label (no other to pair with), and the
-    # uniform draw that picks j among the other labels' rows.
+    # uniform draw that picks j among the other labels' rows: all drawn for
+    # every batch, so that the generator's later draws do not depend on the
+    # batch's labels.
     pairs = torch.randint(n, (2, k), device=device)
     u = torch.rand(k, device=device, dtype=torch.float64)
     if counts.numel() == 1:
